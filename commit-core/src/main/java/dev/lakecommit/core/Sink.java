@@ -1,0 +1,43 @@
+package dev.lakecommit.core;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * A factory of writers for one target. What happens to a writer's commit infos is a capability of the sink:
+ * {@link SupportsAggregatedCommitter} (one global commit per checkpoint, the normal case for tables) or
+ * {@link SupportsCommitter} (a commit per writer's info, for targets without a global commit). A sink offers one
+ * of the two; a runtime refuses a sink that offers neither.
+ *
+ * <p>Call order, driven by the runtime (standalone, Flink or Spark):
+ *
+ * <ol>
+ *   <li>{@link #createWriter} on a fresh start, or {@link #restoreWriter} with the states of the last complete
+ *       checkpoint after a restart;
+ *   <li>per checkpoint: {@link SinkWriter#prepareCommit}, then {@link SinkWriter#snapshotState};
+ *   <li>once the checkpoint is durably persisted, and only then: the committer commits the infos.
+ * </ol>
+ *
+ * <p>A sink is configuration: it is created once and may be serialized to remote workers by an engine.
+ *
+ * @param <IN> records written
+ * @param <C> commit info a writer emits per checkpoint (for example a manifest of staged files)
+ * @param <S> writer state kept in a checkpoint: references and positions, never the data itself
+ */
+public interface Sink<IN, C, S> {
+
+  /** A writer for a fresh start of the job (no state to restore). */
+  SinkWriter<IN, C, S> createWriter(WriterContext context) throws IOException;
+
+  /**
+   * A writer that resumes from states of the last complete checkpoint. With unchanged parallelism a writer gets
+   * the state of the writer with its own index; after a rescale the states are spread over the new writers.
+   */
+  SinkWriter<IN, C, S> restoreWriter(WriterContext context, List<S> states) throws IOException;
+
+  /** Serializer of the commit infos (they are persisted in checkpoints until committed). */
+  SimpleVersionedSerializer<C> commitInfoSerializer();
+
+  /** Serializer of the writer states. */
+  SimpleVersionedSerializer<S> writerStateSerializer();
+}

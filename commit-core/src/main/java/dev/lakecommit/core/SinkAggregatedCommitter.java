@@ -1,0 +1,62 @@
+package dev.lakecommit.core;
+
+import java.io.IOException;
+import java.util.List;
+
+/**
+ * The single, global committer: combines every writer's commit info of one checkpoint into one commit of the
+ * target, and applies it idempotently.
+ *
+ * <p>Called from one thread. The runtime calls {@link #combine} after all writers prepared a checkpoint, persists
+ * the result with the checkpoint, and calls {@link #commit} only after that checkpoint is durable, oldest pending
+ * checkpoint first.
+ *
+ * @param <C> commit info of one writer
+ * @param <A> the combined commit of one checkpoint
+ */
+public interface SinkAggregatedCommitter<C, A> extends AutoCloseable {
+
+  /** Combines the writers' infos of one checkpoint into one commit. Pure: no side effect. */
+  A combine(CommitId commitId, List<C> commitInfos);
+
+  /**
+   * Makes one checkpoint's commit visible, at most once. The idempotency check — has this (job, checkpoint)
+   * been committed already? — runs inside every attempt against fresh target state, so a replay, a retry or a
+   * racing committer sees {@link CommitOutcome.AlreadyCommitted}.
+   *
+   * <p>Must not throw for expected failures: conflicts and throttling are {@link CommitOutcome.Retryable}, a
+   * commit whose fate is unknown even after reading the target back is {@link CommitOutcome.Unknown}, and a
+   * failure retrying cannot fix is {@link CommitOutcome.Fatal}.
+   */
+  CommitOutcome commit(A committable);
+
+  /**
+   * Deletes what a combined commit staged, for a checkpoint that will never be committed. Never called for a
+   * commit whose outcome was unknown.
+   */
+  void abort(A committable) throws IOException;
+
+  /** The commit id a combined commit carries. */
+  CommitId commitId(A committable);
+
+  /**
+   * Re-commits what a restored checkpoint still held as pending. The default commits in order; each commit's own
+   * idempotency check makes this safe for commits that were applied before the restart.
+   *
+   * @return the outcome of each commit, oldest first, up to the first one that did not succeed
+   */
+  default List<CommitOutcome> restoreCommit(List<A> committables) {
+    List<CommitOutcome> outcomes = new java.util.ArrayList<>();
+    for (A committable : committables) {
+      CommitOutcome outcome = commit(committable);
+      outcomes.add(outcome);
+      if (!outcome.isSuccess()) {
+        break;
+      }
+    }
+    return outcomes;
+  }
+
+  @Override
+  default void close() throws IOException {}
+}

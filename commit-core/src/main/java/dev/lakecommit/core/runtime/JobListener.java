@@ -1,0 +1,29 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.CommitOutcome;
+
+/**
+ * Told of the steps of a running job, on the coordinator thread, in this order per checkpoint: prepared,
+ * persisted, committed (once per commit applied or skipped), complete. For progress output and metrics. A
+ * listener must be quick; what it throws fails the job at that step (tests use that to crash a job there).
+ */
+public interface JobListener {
+
+  /** After the job restored a checkpoint (or started fresh, with checkpoint 0), before reading any record. */
+  default void onStart(int attempt, long restoredCheckpointId, long recordCount) {}
+
+  /** All writers prepared the checkpoint; nothing of it is durable yet. */
+  default void onCheckpointPrepared(long checkpointId) {}
+
+  /** The checkpoint is durable; its commit has not started. */
+  default void onCheckpointPersisted(long checkpointId) {}
+
+  /** A pending commit reached a final outcome (committed, already committed). */
+  default void onCommitted(long checkpointId, CommitOutcome outcome, long durationNanos) {}
+
+  /** The checkpoint is durable and every pending commit up to it is done. */
+  default void onCheckpointComplete(long checkpointId, long recordCount) {}
+
+  /** No-op listener. */
+  JobListener NONE = new JobListener() {};
+}

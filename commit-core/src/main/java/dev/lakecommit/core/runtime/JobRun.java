@@ -1,0 +1,297 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.VersionedSerialization;
+import dev.lakecommit.core.WriterContext;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One run of a {@link StandaloneJob}: restore, read and checkpoint to the end of input, commit. */
+final class JobRun<IN, C, S, A> {
+  private static final Logger LOG = LoggerFactory.getLogger(JobRun.class);
+
+  private final StandaloneJob<IN> job;
+  private final Sink<IN, C, S> sink;
+  private final CommitPath<C, A> path;
+  private final int attempt;
+  private final JobId jobId;
+  private final TreeMap<Long, A> pending = new TreeMap<>();
+  private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
+
+  private long nextCheckpointId;
+  private long lastCheckpointId;
+  private long recordCount;
+  private long recordsRead;
+  private long roundRobin;
+  private int checkpoints;
+  private int commits;
+  private int skippedCommits;
+
+  JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, int attempt) {
+    this.job = job;
+    this.sink = sink;
+    this.path = path;
+    this.attempt = attempt;
+    this.jobId = job.jobId;
+  }
+
+  JobResult run() throws IOException, InterruptedException {
+    CheckpointRecord restored = restore();
+    long restoredId = restored == null ? 0 : restored.checkpointId();
+    commitPending();
+    job.listener.onStart(attempt, restoredId, recordCount);
+
+    WriterPool<IN, C, S> pool = new WriterPool<>(jobId.value(), writers(restored), job.queueCapacity);
+    boolean finished = false;
+    try (CheckpointedSource.SourceReader<IN> reader =
+        job.source.open(restored == null ? null : restored.sourcePosition())) {
+      pool.start();
+      byte[] persistedPosition = restored == null ? null : restored.sourcePosition();
+      long sinceCheckpoint = 0;
+      long checkpointStart = System.nanoTime();
+      IN record;
+      while ((record = reader.next()) != null) {
+        pool.send(route(record), record);
+        recordsRead++;
+        sinceCheckpoint++;
+        if (sinceCheckpoint >= job.checkpointEveryRecords || intervalElapsed(checkpointStart)) {
+          persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
+          sinceCheckpoint = 0;
+          checkpointStart = System.nanoTime();
+        }
+      }
+      if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
+        checkpoint(pool, reader.position(), sinceCheckpoint);
+      }
+      pool.finish();
+      finished = true;
+    } catch (Error crash) {
+      // A crash (or a simulated one): nothing more runs; leftovers are cleaned on the next start.
+      pool.stop();
+      throw crash;
+    } catch (IOException | RuntimeException | InterruptedException e) {
+      pool.stop();
+      abortWriters(pool);
+      throw e;
+    } finally {
+      if (finished) {
+        closeWriters(pool);
+      }
+    }
+    return new JobResult(attempt, restoredId, lastCheckpointId, checkpoints, commits, skippedCommits,
+        recordsRead, recordCount);
+  }
+
+  /** Finds the newest complete checkpoint, checks it against the target, and sets up ids and pending commits. */
+  private CheckpointRecord restore() throws IOException {
+    List<Long> ids = job.store.checkpointIds();
+    OptionalLong watermark = path.canLookUp() ? path.lastCommitted(jobId) : OptionalLong.empty();
+    CheckpointRecord record = null;
+    for (long id : ids) {
+      try {
+        record = job.store.load(jobId, id);
+        break;
+      } catch (CorruptCheckpointException e) {
+        checkFallbackIsSafe(e, id, watermark);
+      }
+    }
+    if (record == null && !ids.isEmpty()) {
+      throw new JobFailedException("No complete checkpoint of job " + jobId + " in " + job.store.location()
+          + " (all of " + ids + " are corrupt); refusing to start from scratch. Restore the files or use a new"
+          + " job id and checkpoint location.");
+    }
+    long restoredId = record == null ? 0 : record.checkpointId();
+    long committed = watermark.orElse(0);
+    if (committed > restoredId) {
+      String message = "The target already holds checkpoint " + committed + " of job " + jobId
+          + ", newer than the checkpoint restored from " + job.store.location() + " ("
+          + (restoredId == 0 ? "none" : restoredId) + ")";
+      if (job.restoreBehind == RestoreBehindPolicy.FAIL) {
+        throw new JobFailedException(message + ": going on would write committed rows again. Restore the newer"
+            + " checkpoint, use a new job id, or choose the CONTINUE restore policy to write the rows after"
+            + " checkpoint " + restoredId + " again.");
+      }
+      LOG.warn("{}; continuing above checkpoint {} as configured: rows after checkpoint {} are written again",
+          message, committed, restoredId);
+    }
+    nextCheckpointId = Math.max(Math.max(restoredId, committed), ids.isEmpty() ? 0 : ids.get(0)) + 1;
+    lastCheckpointId = restoredId;
+    if (record != null) {
+      recordCount = record.recordCount();
+      for (Map.Entry<Long, byte[]> entry : record.pendingCommits().entrySet()) {
+        pending.put(entry.getKey(), VersionedSerialization.fromBytes(path.serializer(), entry.getValue()));
+        pendingBytes.put(entry.getKey(), entry.getValue());
+      }
+      LOG.info("Restored job {} from checkpoint {} ({} records read so far, {} pending commits), attempt {}",
+          jobId, restoredId, recordCount, pending.size(), attempt);
+    }
+    if (sink instanceof SupportsStagingCleanup cleanup) {
+      long deleted = cleanup.deleteStagedAfter(jobId, Math.max(restoredId, committed));
+      if (deleted > 0) {
+        LOG.info("Deleted {} staged files of job {} above checkpoint {}", deleted, jobId,
+            Math.max(restoredId, committed));
+      }
+    }
+    return record;
+  }
+
+  private void checkFallbackIsSafe(CorruptCheckpointException e, long id, OptionalLong watermark) {
+    if (!path.canLookUp()) {
+      throw new JobFailedException(e.getMessage() + ". The sink cannot tell whether checkpoint " + id
+          + " was committed, so the job does not fall back to an older one; restore the file or use a new job id.",
+          e);
+    }
+    if (watermark.isPresent() && watermark.getAsLong() >= id) {
+      throw new JobFailedException(e.getMessage() + ". Checkpoint " + id + " is committed in the target (last"
+          + " committed: " + watermark.getAsLong() + "), so an older checkpoint would write its rows again;"
+          + " restore the file or use a new job id.", e);
+    }
+    LOG.warn("{}; checkpoint {} was never committed, falling back to an older checkpoint", e.getMessage(), id);
+  }
+
+  private List<SinkWriter<IN, C, S>> writers(CheckpointRecord restored) throws IOException {
+    int n = job.parallelism;
+    List<SinkWriter<IN, C, S>> writers = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      WriterContext context = new WriterContext(jobId, i, n, attempt, nextCheckpointId - 1);
+      if (restored == null) {
+        writers.add(sink.createWriter(context));
+      } else {
+        List<S> states = new ArrayList<>();
+        List<byte[]> stored = restored.writerStates();
+        for (int j = i; j < stored.size(); j += n) {
+          states.add(VersionedSerialization.fromBytes(sink.writerStateSerializer(), stored.get(j)));
+        }
+        writers.add(sink.restoreWriter(context, states));
+      }
+    }
+    return writers;
+  }
+
+  private int route(IN record) {
+    if (job.router == null) {
+      return (int) (roundRobin++ % job.parallelism);
+    }
+    int writer = job.router.applyAsInt(record, job.parallelism);
+    if (writer < 0 || writer >= job.parallelism) {
+      throw new IllegalStateException(
+          String.format("Router chose writer %s of %s for record %s", writer, job.parallelism, record));
+    }
+    return writer;
+  }
+
+  private boolean intervalElapsed(long since) {
+    return job.checkpointInterval != null && System.nanoTime() - since >= job.checkpointInterval.toNanos();
+  }
+
+  private byte[] checkpoint(WriterPool<IN, C, S> pool, byte[] position, long records)
+      throws IOException, InterruptedException {
+    long id = nextCheckpointId++;
+    List<WriterPool.Prepared<C, S>> prepared = pool.checkpoint(id);
+    job.listener.onCheckpointPrepared(id);
+
+    List<C> infos = new ArrayList<>();
+    List<byte[]> states = new ArrayList<>();
+    for (WriterPool.Prepared<C, S> writer : prepared) {
+      writer.info().ifPresent(infos::add);
+      states.add(VersionedSerialization.toBytes(sink.writerStateSerializer(), writer.state()));
+    }
+    if (!infos.isEmpty()) {
+      A combined = path.combine(new CommitId(jobId, id), infos);
+      pending.put(id, combined);
+      pendingBytes.put(id, VersionedSerialization.toBytes(path.serializer(), combined));
+    }
+    recordCount += records;
+    CheckpointRecord record =
+        new CheckpointRecord(jobId, id, attempt, recordCount, position, states, pendingBytes);
+    if (job.unsafeCommitBeforePersist) {
+      commitPending();
+    }
+    job.store.persist(record);
+    checkpoints++;
+    lastCheckpointId = id;
+    job.listener.onCheckpointPersisted(id);
+    commitPending();
+    job.listener.onCheckpointComplete(id, recordCount);
+    return position;
+  }
+
+  /** Commits every pending checkpoint, oldest first, each until its outcome is final. */
+  private void commitPending() throws InterruptedException {
+    while (!pending.isEmpty()) {
+      Map.Entry<Long, A> next = pending.firstEntry();
+      long id = next.getKey();
+      long start = System.nanoTime();
+      CommitOutcome outcome = job.commitRetry.commit(
+          "commit of checkpoint " + id + " of job " + jobId, () -> path.commit(next.getValue()));
+      long duration = System.nanoTime() - start;
+      if (outcome instanceof CommitOutcome.Committed c) {
+        commits++;
+        LOG.info("Committed checkpoint {} of job {} as {} in {} ms", id, jobId, c.targetVersion(),
+            duration / 1_000_000);
+      } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
+        skippedCommits++;
+        LOG.info("Checkpoint {} of job {} was already committed ({}); skipped", id, jobId, a.reason());
+      } else if (outcome instanceof CommitOutcome.Fatal f) {
+        throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
+            + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
+            + job.store.location() + "; fix the cause and run the job again.", f.cause());
+      } else if (outcome instanceof CommitOutcome.Retryable r) {
+        throw gaveUp(id, r.cause());
+      } else {
+        throw gaveUp(id, ((CommitOutcome.Unknown) outcome).cause());
+      }
+      pending.remove(id);
+      pendingBytes.remove(id);
+      job.listener.onCommitted(id, outcome, duration);
+    }
+  }
+
+  private JobFailedException gaveUp(long id, Throwable cause) {
+    return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
+        + job.commitRetry.maxAttempts() + " attempts: " + cause.getMessage() + ". The checkpoint is durable in "
+        + job.store.location() + "; run the job again to retry the commit.", cause);
+  }
+
+  private void abortWriters(WriterPool<IN, C, S> pool) {
+    for (SinkWriter<IN, C, S> writer : pool.writers()) {
+      try {
+        writer.abortPrepare();
+        writer.close();
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Could not abort a writer of job {}; its staged files are removed on the next start: {}",
+            jobId, e.toString());
+      }
+    }
+  }
+
+  private void closeWriters(WriterPool<IN, C, S> pool) throws IOException {
+    IOException failure = null;
+    for (SinkWriter<IN, C, S> writer : pool.writers()) {
+      try {
+        writer.close();
+      } catch (IOException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+}

@@ -1,0 +1,180 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.Sink;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.function.ToIntBiFunction;
+
+/**
+ * Runs a job on its own, without an engine: reads a {@link CheckpointedSource} on the calling thread, feeds N
+ * writer threads, and takes checkpoints by record count, by interval and at the end of the input. Each checkpoint
+ * is persisted durably before anything of it is committed; commits run oldest first. Running the same job again
+ * (same job id and checkpoint store) resumes from its last complete checkpoint.
+ *
+ * <pre>{@code
+ * JobResult result = StandaloneJob.builder(sink, source)
+ *     .jobId(JobId.of("ingest-7"))
+ *     .checkpointStore(new CheckpointStore(new LocalBlobStore(dir)))
+ *     .parallelism(4)
+ *     .checkpointEveryRecords(100_000)
+ *     .build()
+ *     .run();
+ * }</pre>
+ *
+ * @param <IN> records read and written
+ */
+public final class StandaloneJob<IN> {
+  final Sink<IN, ?, ?> sink;
+  final CheckpointedSource<IN> source;
+  final JobId jobId;
+  final CheckpointStore store;
+  final int parallelism;
+  final long checkpointEveryRecords;
+  final Duration checkpointInterval;
+  final int queueCapacity;
+  final ToIntBiFunction<IN, Integer> router;
+  final RetryPolicy commitRetry;
+  final RestoreBehindPolicy restoreBehind;
+  final JobListener listener;
+  final boolean unsafeCommitBeforePersist;
+
+  private StandaloneJob(Builder<IN> builder) {
+    this.sink = builder.sink;
+    this.source = builder.source;
+    this.jobId = builder.jobId;
+    this.store = builder.store;
+    this.parallelism = builder.parallelism;
+    this.checkpointEveryRecords = builder.checkpointEveryRecords;
+    this.checkpointInterval = builder.checkpointInterval;
+    this.queueCapacity = builder.queueCapacity;
+    this.router = builder.router;
+    this.commitRetry = builder.commitRetry;
+    this.restoreBehind = builder.restoreBehind;
+    this.listener = builder.listener;
+    this.unsafeCommitBeforePersist = builder.unsafeCommitBeforePersist;
+  }
+
+  public static <IN> Builder<IN> builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
+    return new Builder<>(sink, source);
+  }
+
+  /**
+   * Runs the job to the end of its input.
+   *
+   * @throws JobFailedException if a writer, the source or a commit failed; every completed checkpoint is kept
+   * @throws IOException if the checkpoint store cannot be read or written
+   */
+  public JobResult run() throws IOException, InterruptedException {
+    int attempt = store.startAttempt();
+    return runWith(sink, attempt);
+  }
+
+  private <C, S> JobResult runWith(Sink<IN, C, S> typedSink, int attempt)
+      throws IOException, InterruptedException {
+    try (CommitPath<C, ?> path = CommitPath.of(typedSink)) {
+      return new JobRun<>(this, typedSink, path, attempt).run();
+    }
+  }
+
+  /** Builder; every setting checks its argument. */
+  public static final class Builder<IN> {
+    private final Sink<IN, ?, ?> sink;
+    private final CheckpointedSource<IN> source;
+    private JobId jobId;
+    private CheckpointStore store;
+    private int parallelism = 1;
+    private long checkpointEveryRecords = Long.MAX_VALUE;
+    private Duration checkpointInterval;
+    private int queueCapacity = 1024;
+    private ToIntBiFunction<IN, Integer> router;
+    private RetryPolicy commitRetry = RetryPolicy.defaults();
+    private RestoreBehindPolicy restoreBehind = RestoreBehindPolicy.FAIL;
+    private JobListener listener = JobListener.NONE;
+    private boolean unsafeCommitBeforePersist;
+
+    private Builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
+      this.sink = Objects.requireNonNull(sink, "sink");
+      this.source = Objects.requireNonNull(source, "source");
+    }
+
+    public Builder<IN> jobId(JobId id) {
+      this.jobId = Objects.requireNonNull(id, "jobId");
+      return this;
+    }
+
+    public Builder<IN> checkpointStore(CheckpointStore checkpointStore) {
+      this.store = Objects.requireNonNull(checkpointStore, "checkpointStore");
+      return this;
+    }
+
+    public Builder<IN> parallelism(int writers) {
+      check(writers > 0, "Invalid writer count: %s (must be > 0)", writers);
+      this.parallelism = writers;
+      return this;
+    }
+
+    /** Takes a checkpoint after this many records (default: only by interval and at the end of input). */
+    public Builder<IN> checkpointEveryRecords(long records) {
+      check(records > 0, "Invalid checkpoint record count: %s (must be > 0)", records);
+      this.checkpointEveryRecords = records;
+      return this;
+    }
+
+    /** Takes a checkpoint when this much time passed since the last one (checked between records). */
+    public Builder<IN> checkpointInterval(Duration interval) {
+      check(interval != null && interval.toMillis() > 0, "Invalid checkpoint interval: %s (must be > 0)", interval);
+      this.checkpointInterval = interval;
+      return this;
+    }
+
+    /** Records buffered per writer before the reader waits (back-pressure). */
+    public Builder<IN> queueCapacity(int records) {
+      check(records > 0, "Invalid queue capacity: %s (must be > 0)", records);
+      this.queueCapacity = records;
+      return this;
+    }
+
+    /** Chooses the writer of a record from the record and the writer count (default: round robin). */
+    public Builder<IN> router(ToIntBiFunction<IN, Integer> chooser) {
+      this.router = Objects.requireNonNull(chooser, "router");
+      return this;
+    }
+
+    /** Retries of commit outcomes that may succeed later (conflicts, unknown state). */
+    public Builder<IN> commitRetry(RetryPolicy policy) {
+      this.commitRetry = Objects.requireNonNull(policy, "commitRetry");
+      return this;
+    }
+
+    public Builder<IN> restoreBehind(RestoreBehindPolicy policy) {
+      this.restoreBehind = Objects.requireNonNull(policy, "restoreBehind");
+      return this;
+    }
+
+    public Builder<IN> listener(JobListener jobListener) {
+      this.listener = Objects.requireNonNull(jobListener, "listener");
+      return this;
+    }
+
+    /** Test-only: commit before the checkpoint is persisted, which breaks exactly-once (the matrix must notice). */
+    Builder<IN> unsafeCommitBeforePersist(boolean enabled) {
+      this.unsafeCommitBeforePersist = enabled;
+      return this;
+    }
+
+    public StandaloneJob<IN> build() {
+      check(jobId != null, "Missing job id: set jobId(...)");
+      check(store != null, "Missing checkpoint store: set checkpointStore(...)");
+      return new StandaloneJob<>(this);
+    }
+
+    private static void check(boolean condition, String message, Object... args) {
+      if (!condition) {
+        throw new IllegalArgumentException(String.format(message, args));
+      }
+    }
+  }
+}

@@ -1,0 +1,153 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.SinkWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * N writer threads, each fed by a bounded queue (a full queue blocks the reader: back-pressure). A checkpoint is
+ * an aligned barrier: it is queued behind every record read before it, so each writer prepares exactly the
+ * records of its checkpoint.
+ */
+final class WriterPool<IN, C, S> {
+  private static final Logger LOG = LoggerFactory.getLogger(WriterPool.class);
+  private static final Object END = new Object();
+  private static final long POLL_MILLIS = 50;
+
+  /** What one writer returned for a checkpoint. */
+  record Prepared<C, S>(Optional<C> info, S state) {}
+
+  private record Barrier<C, S>(long checkpointId, CompletableFuture<Prepared<C, S>> done) {}
+
+  private final String jobName;
+  private final List<SinkWriter<IN, C, S>> writers;
+  private final List<BlockingQueue<Object>> queues = new ArrayList<>();
+  private final List<CompletableFuture<Void>> failures = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+
+  WriterPool(String jobName, List<SinkWriter<IN, C, S>> writers, int queueCapacity) {
+    this.jobName = jobName;
+    this.writers = writers;
+    for (int i = 0; i < writers.size(); i++) {
+      queues.add(new ArrayBlockingQueue<>(queueCapacity));
+      failures.add(new CompletableFuture<>());
+      int index = i;
+      Thread thread = new Thread(() -> work(index), "lakecommit-writer-" + jobName + "-" + i);
+      thread.setDaemon(true);
+      threads.add(thread);
+    }
+  }
+
+  int size() {
+    return writers.size();
+  }
+
+  void start() {
+    threads.forEach(Thread::start);
+  }
+
+  /** Queues a record for a writer, waiting while its queue is full; fails if that writer failed. */
+  void send(int writer, IN record) throws InterruptedException {
+    put(writer, record);
+  }
+
+  /** Queues a barrier behind every record sent so far and waits for all writers to prepare. */
+  List<Prepared<C, S>> checkpoint(long checkpointId) throws InterruptedException {
+    List<CompletableFuture<Prepared<C, S>>> done = new ArrayList<>();
+    for (int i = 0; i < writers.size(); i++) {
+      CompletableFuture<Prepared<C, S>> future = new CompletableFuture<>();
+      done.add(future);
+      put(i, new Barrier<>(checkpointId, future));
+    }
+    List<Prepared<C, S>> prepared = new ArrayList<>();
+    for (int i = 0; i < writers.size(); i++) {
+      CompletableFuture.anyOf(done.get(i), failures.get(i)).exceptionally(t -> null).join();
+      rethrowIfFailed(i);
+      try {
+        prepared.add(done.get(i).get());
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("unreachable: barrier failures are reported as writer failures", e);
+      }
+    }
+    return prepared;
+  }
+
+  /** Ends the input: every writer stops after what was queued. */
+  void finish() throws InterruptedException {
+    for (int i = 0; i < writers.size(); i++) {
+      put(i, END);
+    }
+    for (int i = 0; i < threads.size(); i++) {
+      threads.get(i).join();
+      rethrowIfFailed(i);
+    }
+  }
+
+  /** Stops the threads without letting them take anything more from their queues. */
+  void stop() throws InterruptedException {
+    threads.forEach(Thread::interrupt);
+    for (Thread thread : threads) {
+      thread.join(TimeUnit.SECONDS.toMillis(30));
+    }
+  }
+
+  List<SinkWriter<IN, C, S>> writers() {
+    return writers;
+  }
+
+  private void put(int writer, Object item) throws InterruptedException {
+    BlockingQueue<Object> queue = queues.get(writer);
+    while (!queue.offer(item, POLL_MILLIS, TimeUnit.MILLISECONDS)) {
+      rethrowIfFailed(writer);
+    }
+  }
+
+  private void rethrowIfFailed(int writer) {
+    CompletableFuture<Void> failure = failures.get(writer);
+    if (!failure.isCompletedExceptionally()) {
+      return;
+    }
+    Throwable cause = failure.handle((v, t) -> t).join();
+    if (cause instanceof Error error) {
+      throw error;
+    }
+    throw new JobFailedException(
+        "Writer " + writer + " of job " + jobName + " failed: " + cause.getMessage(), cause);
+  }
+
+  @SuppressWarnings("unchecked")
+  private void work(int index) {
+    SinkWriter<IN, C, S> writer = writers.get(index);
+    BlockingQueue<Object> queue = queues.get(index);
+    try {
+      while (true) {
+        Object item = queue.take();
+        if (item == END) {
+          return;
+        }
+        if (item instanceof Barrier<?, ?> barrier) {
+          long id = barrier.checkpointId();
+          Optional<C> info = writer.prepareCommit(id);
+          S state = writer.snapshotState(id);
+          ((Barrier<C, S>) barrier).done().complete(new Prepared<>(info, state));
+        } else {
+          writer.write((IN) item);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failures.get(index).completeExceptionally(e);
+    } catch (Throwable t) {
+      LOG.debug("Writer {} of job {} failed", index, jobName, t);
+      failures.get(index).completeExceptionally(t);
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.testing.Audit;
+import dev.lakecommit.core.testing.CrashSchedule;
+import dev.lakecommit.core.testing.DirectoryTable;
+import dev.lakecommit.core.testing.DirectoryTableSink;
+import dev.lakecommit.core.testing.RangeSource;
+import dev.lakecommit.core.testing.SimulatedCrash;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs a job over the reference sink, "kills" it as a {@link CrashSchedule} says, restarts it from what was
+ * persisted (new objects, same directories) until a life runs to the end, and audits the table.
+ */
+public final class CrashHarness {
+  private static final int MAX_LIVES = 20;
+
+  /** The job and the unsafe switches that must make the audit fail. */
+  public record Config(
+      long records,
+      int parallelism,
+      long checkpointEvery,
+      int rowsPerFile,
+      boolean skipIdempotencyCheck,
+      boolean commitBeforePersist,
+      RestoreBehindPolicy restoreBehind) {
+
+    public static Config small() {
+      return new Config(600, 3, 53, 20, false, false, RestoreBehindPolicy.FAIL);
+    }
+
+    public Config withSkipIdempotencyCheck() {
+      return new Config(records, parallelism, checkpointEvery, rowsPerFile, true, commitBeforePersist,
+          restoreBehind);
+    }
+
+    public Config withCommitBeforePersist(RestoreBehindPolicy policy) {
+      return new Config(records, parallelism, checkpointEvery, rowsPerFile, skipIdempotencyCheck, true, policy);
+    }
+
+    /** Roughly how many writes and checkpoints one uninterrupted life makes: bounds for random schedules. */
+    public int writesPerLife() {
+      return (int) records;
+    }
+
+    public int checkpointsPerLife() {
+      return (int) Math.max(1, records / checkpointEvery);
+    }
+  }
+
+  /** How the runs went and what the table holds. */
+  public record Outcome(int lives, int crashes, Audit audit, List<JobResult> completed, Throwable failure) {
+    public boolean exact() {
+      return failure == null && audit.exact();
+    }
+  }
+
+  private CrashHarness() {}
+
+  public static Outcome run(Path dir, Config config, CrashSchedule schedule) throws IOException {
+    JobId jobId = JobId.of("crash-job");
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    List<JobResult> completed = new ArrayList<>();
+    Throwable failure = null;
+    int lives = 0;
+    while (lives < MAX_LIVES) {
+      lives++;
+      schedule.newLife();
+      DirectoryTableSink sink = new DirectoryTableSink(table, schedule, config.rowsPerFile())
+          .skipIdempotencyCheck(config.skipIdempotencyCheck());
+      StandaloneJob<Long> job = StandaloneJob.builder(sink, new RangeSource(config.records()))
+          .jobId(jobId)
+          .checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+          .parallelism(config.parallelism())
+          .checkpointEveryRecords(config.checkpointEvery())
+          .queueCapacity(8)
+          .commitRetry(RetryPolicy.builder().maxAttempts(3).initialBackoff(java.time.Duration.ZERO).build())
+          .restoreBehind(config.restoreBehind())
+          .listener(new CrashingListener(schedule))
+          .unsafeCommitBeforePersist(config.commitBeforePersist())
+          .build();
+      try {
+        completed.add(job.run());
+        break;
+      } catch (SimulatedCrash crash) {
+        // the process "died": start over with new objects
+      } catch (JobFailedException | IOException e) {
+        failure = e;
+        break;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException(e);
+      }
+    }
+    DirectoryTable.Snapshot snapshot = table.read();
+    return new Outcome(lives, schedule.crashes(), Audit.of(config.records(), snapshot.keys()), completed, failure);
+  }
+
+  /** Crashes the runtime at its own steps. */
+  private record CrashingListener(CrashSchedule schedule) implements JobListener {
+    @Override
+    public void onCheckpointPrepared(long checkpointId) {
+      schedule.reach(CrashSchedule.PREPARED, checkpointId);
+    }
+
+    @Override
+    public void onCheckpointPersisted(long checkpointId) {
+      schedule.reach(CrashSchedule.PERSISTED, checkpointId);
+    }
+
+    @Override
+    public void onCheckpointComplete(long checkpointId, long recordCount) {
+      schedule.reach(CrashSchedule.COMPLETE, checkpointId);
+    }
+
+    @Override
+    public void onCommitted(long checkpointId, CommitOutcome outcome, long durationNanos) {}
+  }
+}
