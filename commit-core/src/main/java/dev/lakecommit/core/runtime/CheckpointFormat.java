@@ -63,6 +63,8 @@ final class CheckpointFormat {
         throw new CorruptCheckpointException(file, "checksum mismatch");
       }
       return readPayload(payload);
+    } catch (CorruptCheckpointException e) {
+      throw e;
     } catch (EOFException e) {
       throw new CorruptCheckpointException(file, "truncated");
     } catch (IOException | IllegalArgumentException e) {

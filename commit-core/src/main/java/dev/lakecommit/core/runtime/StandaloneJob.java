@@ -125,7 +125,7 @@ public final class StandaloneJob<IN> {
 
     /** Takes a checkpoint when this much time passed since the last one (checked between records). */
     public Builder<IN> checkpointInterval(Duration interval) {
-      check(interval != null && interval.toMillis() > 0, "Invalid checkpoint interval: %s (must be > 0)", interval);
+      check(interval != null && interval.toNanos() > 0, "Invalid checkpoint interval: %s (must be > 0)", interval);
       this.checkpointInterval = interval;
       return this;
     }

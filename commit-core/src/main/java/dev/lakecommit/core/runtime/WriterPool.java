@@ -105,6 +105,7 @@ final class WriterPool<IN, C, S> {
 
   private void put(int writer, Object item) throws InterruptedException {
     BlockingQueue<Object> queue = queues.get(writer);
+    rethrowIfFailed(writer);
     while (!queue.offer(item, POLL_MILLIS, TimeUnit.MILLISECONDS)) {
       rethrowIfFailed(writer);
     }

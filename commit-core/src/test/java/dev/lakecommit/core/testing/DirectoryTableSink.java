@@ -48,6 +48,10 @@ public final class DirectoryTableSink
     this.rowsPerFile = rowsPerFile;
   }
 
+  public DirectoryTable table() {
+    return table;
+  }
+
   /** Test-only: commit without checking the log first; replays then show as duplicates. */
   public DirectoryTableSink skipIdempotencyCheck(boolean skip) {
     this.skipIdempotencyCheck = skip;
