@@ -1,0 +1,112 @@
+package dev.lakecommit.staging;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.data.InternalRecordWrapper;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.DataWriter;
+
+/**
+ * The files a writer has open, one per partition, at most {@code maxOpen}: opening one more closes the least
+ * recently written. Files roll at a row count or a target size. Every closed file is kept until drained.
+ */
+final class OpenFiles {
+  /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
+  private static final int SIZE_CHECK_INTERVAL = 256;
+
+  /** Opens a writer for a partition (its key is a private copy). */
+  interface Factory {
+    DataWriter<Record> open(PartitionKey partition) throws IOException;
+  }
+
+  private final Factory factory;
+  private final StagingWriterConfig config;
+  private final PartitionKey key;
+  private final InternalRecordWrapper wrapper;
+  private final LinkedHashMap<PartitionKey, OpenFile> open = new LinkedHashMap<>(16, 0.75f, true);
+  private final List<StagedFile> closed = new ArrayList<>();
+
+  OpenFiles(StagingWriterConfig config, Factory factory) {
+    this.config = config;
+    this.factory = factory;
+    this.key = new PartitionKey(config.spec(), config.schema());
+    this.wrapper = new InternalRecordWrapper(config.schema().asStruct());
+  }
+
+  void write(Record record) throws IOException {
+    // The wrapper turns date/time values into Iceberg's internal ints/longs, which the transforms expect.
+    key.partition(wrapper.wrap(record));
+    OpenFile file = open.get(key);
+    if (file == null) {
+      if (open.size() >= config.maxOpenFiles()) {
+        Iterator<Map.Entry<PartitionKey, OpenFile>> eldest = open.entrySet().iterator();
+        OpenFile lru = eldest.next().getValue();
+        eldest.remove();
+        close(lru);
+      }
+      PartitionKey copy = key.copy();
+      file = new OpenFile(factory.open(copy));
+      open.put(copy, file);
+    }
+    file.writer.write(record);
+    file.rows++;
+    if (file.rows >= config.maxRowsPerFile()
+        || (file.rows % SIZE_CHECK_INTERVAL == 0 && file.writer.length() >= config.targetFileSizeBytes())) {
+      open.remove(key);
+      close(file);
+    }
+  }
+
+  int openCount() {
+    return open.size();
+  }
+
+  /** Closes every open file; a failure leaves the remaining files open for {@link #abandon}. */
+  void closeAll() throws IOException {
+    Iterator<OpenFile> files = open.values().iterator();
+    while (files.hasNext()) {
+      OpenFile file = files.next();
+      files.remove();
+      close(file);
+    }
+  }
+
+  /** The files closed since the last drain, in closing order. */
+  List<StagedFile> drain() {
+    List<StagedFile> files = List.copyOf(closed);
+    closed.clear();
+    return files;
+  }
+
+  /** Closes open writers without reporting them, and forgets closed files: their paths are deleted elsewhere. */
+  void abandon() {
+    for (OpenFile file : open.values()) {
+      try {
+        file.writer.close();
+      } catch (IOException | RuntimeException e) {
+        // The file is deleted by the caller; a failed close only means a broken file to delete.
+      }
+    }
+    open.clear();
+    closed.clear();
+  }
+
+  private void close(OpenFile file) throws IOException {
+    file.writer.close();
+    closed.add(StagedFile.of(file.writer.toDataFile(), config.spec()));
+  }
+
+  private static final class OpenFile {
+    private final DataWriter<Record> writer;
+    private long rows;
+
+    OpenFile(DataWriter<Record> writer) {
+      this.writer = writer;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package dev.lakecommit.staging;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SupportsStagingCleanup;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.SupportsPrefixOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The orphan sweeper: deletes what a job staged for checkpoints above a given one, found by listing the job's
+ * prefix of a {@link StagingLayout}, on any {@code FileIO} with prefix operations (Hadoop file systems, local
+ * disk, S3). A sink delegates {@link SupportsStagingCleanup} to it.
+ *
+ * <p>Only checkpoint directories of {@link StagingLayout} are touched; anything else under the job's prefix is
+ * left alone. The caller guarantees that checkpoints above the given id are neither committed nor pending.
+ */
+public final class StagingCleaner implements SupportsStagingCleanup {
+  private static final Logger LOG = LoggerFactory.getLogger(StagingCleaner.class);
+
+  private final SupportsPrefixOperations io;
+  private final StagingLayout layout;
+
+  /**
+   * @throws IllegalArgumentException if {@code io} cannot list and delete by prefix
+   */
+  public StagingCleaner(FileIO io, StagingLayout layout) {
+    Objects.requireNonNull(io, "io");
+    if (!(io instanceof SupportsPrefixOperations prefixIO)) {
+      throw new IllegalArgumentException(
+          String.format("FileIO %s cannot list by prefix; use HadoopFileIO, S3FileIO or ResolvingFileIO",
+              io.getClass().getName()));
+    }
+    this.io = prefixIO;
+    this.layout = Objects.requireNonNull(layout, "layout");
+  }
+
+  /**
+   * Deletes every file of {@code jobId} staged for a checkpoint above {@code checkpointId}. Idempotent; a
+   * missing job prefix deletes nothing.
+   *
+   * @return the number of files deleted
+   * @throws IOException if listing or deleting fails; the sweep can be repeated
+   */
+  @Override
+  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+    if (checkpointId < 0) {
+      throw new IllegalArgumentException(
+          String.format("Invalid checkpoint id: %s (must be >= 0)", checkpointId));
+    }
+    Map<Long, Long> filesByCheckpoint = new TreeMap<>();
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
+      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId) {
+        filesByCheckpoint.merge(checkpoint.getAsLong(), 1L, Long::sum);
+      }
+    }
+    long deleted = 0;
+    for (Map.Entry<Long, Long> checkpoint : filesByCheckpoint.entrySet()) {
+      try {
+        io.deletePrefix(layout.checkpointPrefix(jobId, checkpoint.getKey()));
+      } catch (UncheckedIOException e) {
+        throw e.getCause();
+      } catch (RuntimeException e) {
+        throw new IOException(
+            "Cannot delete staged files of checkpoint " + checkpoint.getKey() + " of job " + jobId + " under "
+                + layout.root(), e);
+      }
+      deleted += checkpoint.getValue();
+    }
+    if (deleted > 0) {
+      LOG.info("Deleted {} staged files of job {} in checkpoints {} (above checkpoint {}) under {}",
+          deleted, jobId, filesByCheckpoint.keySet(), checkpointId, layout.root());
+    }
+    return deleted;
+  }
+
+  private Iterable<FileInfo> list(String prefix) throws IOException {
+    try {
+      // Materialize inside the try: listings are lazy and fail on iteration.
+      java.util.List<FileInfo> files = new java.util.ArrayList<>();
+      io.listPrefix(prefix).forEach(files::add);
+      return files;
+    } catch (UncheckedIOException e) {
+      if (e.getCause() instanceof FileNotFoundException) {
+        return java.util.List.of();
+      }
+      throw e.getCause();
+    } catch (org.apache.iceberg.exceptions.NotFoundException e) {
+      return java.util.List.of();
+    }
+  }
+}

@@ -1,0 +1,134 @@
+package dev.lakecommit.staging;
+
+import dev.lakecommit.core.JobId;
+import java.util.Objects;
+import java.util.OptionalLong;
+import org.apache.iceberg.FileFormat;
+
+/**
+ * Where staged files go, deterministically: {@code <root>/<job-id>/ckpt-<checkpoint-id>/[<partition-path>/]
+ * <job-id>-<checkpoint-id>-<writer>-<attempt>-<seq>.parquet}.
+ *
+ * <p>Everything a job staged for a checkpoint is under one prefix, so leftovers of a checkpoint that never
+ * completed are found by listing that prefix, never by age. The name alone is unique across jobs, checkpoints,
+ * writers and attempts, so files can be moved into a shared partition directory (Hive) without clashes.
+ *
+ * <p>The root is chosen by the sink: the table's data location for Iceberg (files become visible only when a
+ * snapshot references them), a hidden staging directory for Hive.
+ */
+public final class StagingLayout {
+  private static final String CHECKPOINT_DIR_PREFIX = "ckpt-";
+
+  private final String root;
+
+  private StagingLayout(String root) {
+    this.root = root;
+  }
+
+  /**
+   * A layout under {@code root}, a location any {@code FileIO} of the sink understands ({@code s3://bucket/p},
+   * {@code file:/tmp/x}, {@code /tmp/x}, {@code s3a://bucket/p}). A trailing slash is ignored.
+   */
+  public static StagingLayout under(String root) {
+    Objects.requireNonNull(root, "root");
+    String trimmed = root;
+    while (trimmed.endsWith("/") && trimmed.length() > 1) {
+      trimmed = trimmed.substring(0, trimmed.length() - 1);
+    }
+    if (trimmed.isEmpty() || trimmed.equals("/")) {
+      throw new IllegalArgumentException(
+          String.format("Invalid staging root: '%s' (use a directory, not the file system root)", root));
+    }
+    return new StagingLayout(trimmed);
+  }
+
+  public String root() {
+    return root;
+  }
+
+  /** The prefix of everything {@code job} staged, with a trailing slash. */
+  public String jobPrefix(JobId job) {
+    return root + "/" + job.value() + "/";
+  }
+
+  /** The prefix of everything {@code job} staged for {@code checkpointId}, with a trailing slash. */
+  public String checkpointPrefix(JobId job, long checkpointId) {
+    checkCheckpoint(checkpointId);
+    return jobPrefix(job) + CHECKPOINT_DIR_PREFIX + checkpointId + "/";
+  }
+
+  /** {@code <job-id>-<checkpoint-id>-<writer>-<attempt>-<seq>.<ext>}. */
+  public static String fileName(
+      JobId job, long checkpointId, int writerIndex, int attempt, int sequence, FileFormat format) {
+    checkCheckpoint(checkpointId);
+    if (writerIndex < 0 || attempt < 0 || sequence < 0) {
+      throw new IllegalArgumentException(
+          String.format("Invalid file name parts: writer %s, attempt %s, sequence %s (must be >= 0)",
+              writerIndex, attempt, sequence));
+    }
+    return format.addExtension(
+        job.value() + "-" + checkpointId + "-" + writerIndex + "-" + attempt + "-" + sequence);
+  }
+
+  /** The location of a staged data file; {@code partitionPath} is empty for an unpartitioned table. */
+  public String fileLocation(
+      JobId job, long checkpointId, String partitionPath, int writerIndex, int attempt, int sequence,
+      FileFormat format) {
+    String dir = checkpointPrefix(job, checkpointId);
+    if (!partitionPath.isEmpty()) {
+      dir = dir + partitionPath + "/";
+    }
+    return dir + fileName(job, checkpointId, writerIndex, attempt, sequence, format);
+  }
+
+  /** The location of the Iceberg manifest a writer writes for its files of a checkpoint. */
+  public String manifestLocation(JobId job, long checkpointId, int writerIndex, int attempt) {
+    return checkpointPrefix(job, checkpointId)
+        + FileFormat.AVRO.addExtension(
+            job.value() + "-" + checkpointId + "-" + writerIndex + "-" + attempt + "-manifest");
+  }
+
+  /**
+   * The checkpoint a location was staged for, or empty if it is not under {@code job}'s prefix of this layout.
+   * Tolerates the scheme forms a {@code FileIO} listing may return ({@code file:/x} for {@code /x}).
+   */
+  public OptionalLong checkpointOf(JobId job, String location) {
+    String marker = "/" + job.value() + "/" + CHECKPOINT_DIR_PREFIX;
+    int at = location.indexOf(marker);
+    if (at < 0) {
+      return OptionalLong.empty();
+    }
+    int start = at + marker.length();
+    int end = location.indexOf('/', start);
+    if (end <= start) {
+      return OptionalLong.empty();
+    }
+    try {
+      long id = Long.parseLong(location.substring(start, end));
+      return id >= 1 ? OptionalLong.of(id) : OptionalLong.empty();
+    } catch (NumberFormatException e) {
+      return OptionalLong.empty();
+    }
+  }
+
+  private static void checkCheckpoint(long checkpointId) {
+    if (checkpointId < 1) {
+      throw new IllegalArgumentException(String.format("Invalid checkpoint id: %s (must be >= 1)", checkpointId));
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof StagingLayout other && root.equals(other.root);
+  }
+
+  @Override
+  public int hashCode() {
+    return root.hashCode();
+  }
+
+  @Override
+  public String toString() {
+    return "StagingLayout{" + root + "}";
+  }
+}

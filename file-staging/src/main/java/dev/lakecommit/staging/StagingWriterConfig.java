@@ -1,0 +1,231 @@
+package dev.lakecommit.staging;
+
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.iceberg.MetricsConfig;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.io.FileIO;
+import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+
+/**
+ * How a {@link StagingWriter} writes: schema and partition spec, storage, layout, Parquet settings (Iceberg's own
+ * {@code write.parquet.*} table properties), rolling and fan-out bounds. Immutable; build with {@link #builder}.
+ * A config holds a {@code FileIO} and is meant to be created where the writers run.
+ */
+public final class StagingWriterConfig {
+  /** Parquet codec when neither the table properties nor {@link Builder#codec} choose one. */
+  public static final String DEFAULT_CODEC = "zstd";
+
+  /** Open files per writer when not configured: enough for moderate fan-out, bounded memory. */
+  public static final int DEFAULT_MAX_OPEN_FILES = 32;
+
+  private final Schema schema;
+  private final PartitionSpec spec;
+  private final Map<String, String> writeProperties;
+  private final MetricsConfig metricsConfig;
+  private final FileIO io;
+  private final StagingLayout layout;
+  private final long targetFileSizeBytes;
+  private final long maxRowsPerFile;
+  private final int maxOpenFiles;
+  private final int manifestFormatVersion;
+
+  private StagingWriterConfig(Builder builder) {
+    this.schema = Objects.requireNonNull(builder.schema, "Missing schema: call schema(..) or forTable(..)");
+    this.spec = builder.spec == null ? PartitionSpec.unpartitioned() : builder.spec;
+    this.io = Objects.requireNonNull(builder.io, "Missing FileIO: call io(..) or forTable(..)");
+    this.layout = Objects.requireNonNull(builder.layout, "Missing staging layout: call layout(..)");
+    if (!spec.schema().sameSchema(schema) && !spec.isUnpartitioned()) {
+      throw new IllegalArgumentException(
+          String.format("Partition spec %s is not bound to the writer's schema", spec));
+    }
+    Map<String, String> props = new HashMap<>(builder.properties);
+    props.putIfAbsent(TableProperties.PARQUET_COMPRESSION, DEFAULT_CODEC);
+    this.writeProperties = Map.copyOf(props);
+    this.metricsConfig = MetricsConfig.from(writeProperties, schema, SortOrder.unsorted());
+    this.targetFileSizeBytes =
+        builder.targetFileSizeBytes > 0
+            ? builder.targetFileSizeBytes
+            : Long.parseLong(
+                writeProperties.getOrDefault(
+                    TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                    String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
+    this.maxRowsPerFile = builder.maxRowsPerFile;
+    this.maxOpenFiles = builder.maxOpenFiles;
+    this.manifestFormatVersion = builder.manifestFormatVersion;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  public PartitionSpec spec() {
+    return spec;
+  }
+
+  /** Table properties plus this config's Parquet settings, as passed to Iceberg's Parquet writer. */
+  public Map<String, String> writeProperties() {
+    return writeProperties;
+  }
+
+  public MetricsConfig metricsConfig() {
+    return metricsConfig;
+  }
+
+  public FileIO io() {
+    return io;
+  }
+
+  public StagingLayout layout() {
+    return layout;
+  }
+
+  public long targetFileSizeBytes() {
+    return targetFileSizeBytes;
+  }
+
+  public long maxRowsPerFile() {
+    return maxRowsPerFile;
+  }
+
+  public int maxOpenFiles() {
+    return maxOpenFiles;
+  }
+
+  /** The table format version of the Iceberg manifest each writer writes per checkpoint; 0 if none. */
+  public int manifestFormatVersion() {
+    return manifestFormatVersion;
+  }
+
+  /** Builder of {@link StagingWriterConfig}. */
+  public static final class Builder {
+    private Schema schema;
+    private PartitionSpec spec;
+    private final Map<String, String> properties = new HashMap<>();
+    private FileIO io;
+    private StagingLayout layout;
+    private long targetFileSizeBytes;
+    private long maxRowsPerFile = Long.MAX_VALUE;
+    private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
+    private int manifestFormatVersion;
+
+    private Builder() {}
+
+    /** Schema, spec, properties and {@code FileIO} of a table; the layout is still the sink's choice. */
+    public Builder forTable(Table table) {
+      Objects.requireNonNull(table, "table");
+      this.schema = table.schema();
+      this.spec = table.spec();
+      this.io = table.io();
+      this.properties.putAll(table.properties());
+      return this;
+    }
+
+    public Builder schema(Schema newSchema) {
+      this.schema = Objects.requireNonNull(newSchema, "schema");
+      return this;
+    }
+
+    public Builder spec(PartitionSpec newSpec) {
+      this.spec = Objects.requireNonNull(newSpec, "spec");
+      return this;
+    }
+
+    /** Table properties ({@code write.parquet.*}, {@code write.metadata.metrics.*}, target file size). */
+    public Builder properties(Map<String, String> tableProperties) {
+      this.properties.putAll(Objects.requireNonNull(tableProperties, "tableProperties"));
+      return this;
+    }
+
+    /** The storage the files are written through. */
+    public Builder io(FileIO fileIO) {
+      this.io = Objects.requireNonNull(fileIO, "io");
+      return this;
+    }
+
+    public Builder layout(StagingLayout stagingLayout) {
+      this.layout = Objects.requireNonNull(stagingLayout, "layout");
+      return this;
+    }
+
+    /** Parquet codec by Iceberg's name: {@code zstd} (default), {@code snappy}, {@code gzip}, {@code uncompressed}. */
+    public Builder codec(String codec) {
+      Objects.requireNonNull(codec, "codec");
+      try {
+        CompressionCodecName.valueOf(codec.toUpperCase(Locale.ROOT));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            String.format("Invalid Parquet codec: '%s' (use zstd, snappy, gzip, lz4 or uncompressed)", codec), e);
+      }
+      properties.put(TableProperties.PARQUET_COMPRESSION, codec.toLowerCase(Locale.ROOT));
+      return this;
+    }
+
+    /** Parquet row-group size: the bytes buffered in memory per open file before a row group is flushed. */
+    public Builder rowGroupSizeBytes(long bytes) {
+      checkPositive(bytes, "row-group size");
+      properties.put(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES, String.valueOf(bytes));
+      return this;
+    }
+
+    public Builder pageSizeBytes(long bytes) {
+      checkPositive(bytes, "page size");
+      properties.put(TableProperties.PARQUET_PAGE_SIZE_BYTES, String.valueOf(bytes));
+      return this;
+    }
+
+    /** Roll to a new file once a file reaches about this size (checked every few hundred rows). */
+    public Builder targetFileSizeBytes(long bytes) {
+      checkPositive(bytes, "target file size");
+      this.targetFileSizeBytes = bytes;
+      return this;
+    }
+
+    /** Roll to a new file after this many rows. */
+    public Builder maxRowsPerFile(long rows) {
+      checkPositive(rows, "max rows per file");
+      this.maxRowsPerFile = rows;
+      return this;
+    }
+
+    /** Files open at once per writer; when a new partition needs one more, the least recently used is closed. */
+    public Builder maxOpenFiles(int files) {
+      checkPositive(files, "max open files");
+      this.maxOpenFiles = files;
+      return this;
+    }
+
+    /**
+     * Also write, at every checkpoint, one Iceberg manifest of the writer's files for a table of this format
+     * version (1, 2 or 3), and report it in the {@link StagingManifest}.
+     */
+    public Builder writeIcebergManifests(int formatVersion) {
+      if (formatVersion < 1 || formatVersion > 3) {
+        throw new IllegalArgumentException(
+            String.format("Invalid table format version: %s (must be 1, 2 or 3)", formatVersion));
+      }
+      this.manifestFormatVersion = formatVersion;
+      return this;
+    }
+
+    public StagingWriterConfig build() {
+      return new StagingWriterConfig(this);
+    }
+
+    private static void checkPositive(long value, String what) {
+      if (value <= 0) {
+        throw new IllegalArgumentException(String.format("Invalid %s: %s (must be > 0)", what, value));
+      }
+    }
+  }
+}
