@@ -1,0 +1,114 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import java.util.Optional;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+
+/**
+ * The table's own operations, with the idempotency check inside every commit attempt. Iceberg re-applies a
+ * pending transaction on refreshed metadata when a commit conflicts and then calls {@link #commit} again with that
+ * refreshed base: the check runs against exactly the state the commit would land on, and the catalog's
+ * compare-and-swap on that base makes "checked, then committed" atomic.
+ */
+final class IdempotentOperations implements TableOperations {
+
+  /** Test seam: runs before each catalog commit attempt, to line up racing committers. */
+  interface AttemptHook {
+    void beforeAttempt(int attempt);
+
+    AttemptHook NONE = attempt -> {};
+  }
+
+  private final TableOperations delegate;
+  private final CommitId commitId;
+  private final String branch;
+  private final boolean check;
+  private final AttemptHook hook;
+  private int attempts;
+  private int conflicts;
+
+  IdempotentOperations(
+      TableOperations delegate, CommitId commitId, String branch, boolean check, AttemptHook hook) {
+    this.delegate = delegate;
+    this.commitId = commitId;
+    this.branch = branch;
+    this.check = check;
+    this.hook = hook;
+  }
+
+  int attempts() {
+    return attempts;
+  }
+
+  int conflicts() {
+    return conflicts;
+  }
+
+  @Override
+  public void commit(TableMetadata base, TableMetadata metadata) {
+    attempts++;
+    if (check) {
+      Optional<String> found = Watermarks.findCommitted(base, commitId, branch);
+      if (found.isPresent()) {
+        throw new AlreadyCommittedException(found.get());
+      }
+    }
+    hook.beforeAttempt(attempts);
+    try {
+      delegate.commit(base, metadata);
+    } catch (CommitFailedException e) {
+      conflicts++;
+      throw e;
+    }
+  }
+
+  @Override
+  public TableMetadata current() {
+    return delegate.current();
+  }
+
+  @Override
+  public TableMetadata refresh() {
+    return delegate.refresh();
+  }
+
+  @Override
+  public FileIO io() {
+    return delegate.io();
+  }
+
+  @Override
+  public EncryptionManager encryption() {
+    return delegate.encryption();
+  }
+
+  @Override
+  public String metadataFileLocation(String fileName) {
+    return delegate.metadataFileLocation(fileName);
+  }
+
+  @Override
+  public LocationProvider locationProvider() {
+    return delegate.locationProvider();
+  }
+
+  @Override
+  public TableOperations temp(TableMetadata uncommittedMetadata) {
+    return delegate.temp(uncommittedMetadata);
+  }
+
+  @Override
+  public long newSnapshotId() {
+    return delegate.newSnapshotId();
+  }
+
+  @Override
+  public boolean requireStrictCleanup() {
+    return delegate.requireStrictCleanup();
+  }
+}

@@ -1,0 +1,213 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.ManifestFile;
+import org.apache.iceberg.OverwriteFiles;
+import org.apache.iceberg.ReplacePartitions;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.SnapshotUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.Transactions;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ForbiddenException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NotAuthorizedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.expressions.Expression;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Commits one checkpoint as one snapshot, with the watermark property in the same transaction, exactly once:
+ * the idempotency check runs in every catalog attempt ({@link IdempotentOperations}), and a failure of unknown
+ * effect is settled by reading the table back.
+ */
+final class TableCommitter {
+  private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
+  static final String WRITERS_KEY = "lakecommit.writers";
+
+  private final Catalog catalog;
+  private final TableIdentifier identifier;
+  private final CommitMode mode;
+  private final Expression overwriteFilter;
+  private final String branch;
+  private final CommitMetrics metrics;
+  private boolean idempotencyCheck = true;
+  private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
+
+  TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,
+      String branch, CommitMetrics metrics) {
+    this.catalog = catalog;
+    this.identifier = identifier;
+    this.mode = mode;
+    this.overwriteFilter = overwriteFilter;
+    this.branch = branch == null ? SnapshotRef.MAIN_BRANCH : branch;
+    this.metrics = metrics;
+  }
+
+  /** Test-only: commit without the idempotency check; racing or replayed commits then duplicate rows. */
+  TableCommitter idempotencyCheck(boolean enabled) {
+    this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /** Test-only: a hook before each catalog attempt. */
+  TableCommitter attemptHook(IdempotentOperations.AttemptHook attemptHook) {
+    this.hook = attemptHook;
+    return this;
+  }
+
+  String branch() {
+    return branch;
+  }
+
+  CommitOutcome commit(CheckpointChanges changes) {
+    CommitId id = changes.commitId();
+    long start = System.nanoTime();
+    Table table;
+    try {
+      table = catalog.loadTable(identifier);
+    } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException e) {
+      return CommitOutcome.fatal(failure(id, e));
+    } catch (RuntimeException e) {
+      metrics.failed(id, e, false);
+      return CommitOutcome.retryable(e);
+    }
+    TableOperations ops = ((HasTableOperations) table).operations();
+    if (idempotencyCheck) {
+      Optional<String> found = Watermarks.findCommitted(ops.current(), id, branch);
+      if (found.isPresent()) {
+        return skipped(id, found.get(), 0);
+      }
+    }
+    IdempotentOperations guarded = new IdempotentOperations(ops, id, branch, idempotencyCheck, hook);
+    try {
+      Transaction txn = Transactions.newTransaction(table.name(), guarded);
+      apply(txn, changes);
+      txn.updateProperties().set(CommitId.watermarkKey(id.jobId()),
+          Long.toString(id.checkpointId())).commit();
+      txn.commitTransaction();
+      long snapshotId = txn.table().currentSnapshot() == null ? -1 : snapshotOf(txn.table(), branch);
+      long duration = System.nanoTime() - start;
+      metrics.committed(id, snapshotId, duration, guarded.attempts(), guarded.conflicts(), changes.fileCount(),
+          changes.records(), changes.bytes());
+      LOG.info("Committed {} to {} as snapshot {} ({} files, {} records, {} attempts) in {} ms", id, identifier,
+          snapshotId, changes.fileCount(), changes.records(), guarded.attempts(), duration / 1_000_000);
+      return CommitOutcome.committed("snapshot " + snapshotId);
+    } catch (AlreadyCommittedException e) {
+      return skipped(id, e.getMessage(), guarded.conflicts());
+    } catch (ForbiddenException | NotAuthorizedException | NoSuchTableException | ValidationException
+        | IllegalArgumentException e) {
+      return CommitOutcome.fatal(failure(id, e));
+    } catch (CommitFailedException e) {
+      // Iceberg's own conflict retries (commit.retry.* table properties) ran out: retry the commit later.
+      metrics.failed(id, e, false);
+      return CommitOutcome.retryable(e);
+    } catch (CommitStateUnknownException e) {
+      return settle(id, e);
+    } catch (RuntimeException e) {
+      // The catalog contract says other failures did not commit; reading back costs one load and is always safe.
+      return settle(id, e);
+    }
+  }
+
+  /** The last checkpoint of the job in the table, read now. */
+  OptionalLong lastCommitted(dev.lakecommit.core.JobId jobId) {
+    Table table = catalog.loadTable(identifier);
+    return Watermarks.watermark(((HasTableOperations) table).operations().current(), jobId);
+  }
+
+  private void apply(Transaction txn, CheckpointChanges changes) {
+    CommitId id = changes.commitId();
+    SnapshotUpdate<?> update;
+    switch (mode) {
+      case APPEND -> {
+        AppendFiles append = txn.newFastAppend();
+        changes.dataFiles().forEach(append::appendFile);
+        changes.manifests().forEach(append::appendManifest);
+        update = append;
+      }
+      case OVERWRITE_PARTITIONS -> {
+        ReplacePartitions replace = txn.newReplacePartitions();
+        allFiles(txn, changes).forEach(replace::addFile);
+        update = replace;
+      }
+      case OVERWRITE_BY_FILTER -> {
+        OverwriteFiles overwrite = txn.newOverwrite().overwriteByRowFilter(overwriteFilter);
+        allFiles(txn, changes).forEach(overwrite::addFile);
+        update = overwrite;
+      }
+      default -> throw new IllegalStateException("Unknown mode " + mode);
+    }
+    update.set(CommitId.JOB_ID_KEY, id.jobId().value());
+    update.set(CommitId.CHECKPOINT_ID_KEY, Long.toString(id.checkpointId()));
+    update.set(WRITERS_KEY, Integer.toString(changes.writers()));
+    if (!SnapshotRef.MAIN_BRANCH.equals(branch)) {
+      update.toBranch(branch);
+    }
+    update.commit();
+  }
+
+  private static Iterable<DataFile> allFiles(Transaction txn, CheckpointChanges changes) {
+    java.util.List<DataFile> files = new java.util.ArrayList<>(changes.dataFiles());
+    for (ManifestFile manifest : changes.manifests()) {
+      try (var reader = org.apache.iceberg.ManifestFiles.read(manifest, txn.table().io(), txn.table().specs())) {
+        reader.forEach(file -> files.add(file.copy()));
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("Cannot read staged manifest " + manifest.path(), e);
+      }
+    }
+    return files;
+  }
+
+  private static long snapshotOf(Table table, String branch) {
+    var ref = table.refs().get(branch);
+    return ref == null ? -1 : ref.snapshotId();
+  }
+
+  private CommitOutcome skipped(CommitId id, String where, int conflicts) {
+    metrics.skipped(id, where, conflicts);
+    LOG.info("{} is already in {} ({}); skipped", id, identifier, where);
+    return CommitOutcome.alreadyCommitted(where);
+  }
+
+  /** Settles a commit of unknown effect by reading the table back; never by guessing. */
+  private CommitOutcome settle(CommitId id, RuntimeException cause) {
+    metrics.failed(id, cause, true);
+    try {
+      TableMetadata metadata = ((HasTableOperations) catalog.loadTable(identifier)).operations().current();
+      Optional<String> found = Watermarks.findCommitted(metadata, id, branch);
+      if (found.isPresent()) {
+        LOG.warn("Commit of {} to {} failed with {} but the table holds it ({}): committed", id, identifier,
+            cause.toString(), found.get());
+        return CommitOutcome.committed("settled by reading back: " + found.get());
+      }
+      LOG.warn("Commit of {} to {} failed with {} and the table does not hold it: will retry", id, identifier,
+          cause.toString());
+      return CommitOutcome.retryable(cause);
+    } catch (RuntimeException readBack) {
+      cause.addSuppressed(readBack);
+      LOG.warn("Commit of {} to {} failed with {} and the table cannot be read back: state unknown", id,
+          identifier, cause.toString());
+      return CommitOutcome.unknown(cause);
+    }
+  }
+
+  private RuntimeException failure(CommitId id, RuntimeException cause) {
+    metrics.failed(id, cause, false);
+    return new IllegalStateException(
+        String.format("Cannot commit %s to table %s: %s", id, identifier, cause.getMessage()), cause);
+  }
+}
