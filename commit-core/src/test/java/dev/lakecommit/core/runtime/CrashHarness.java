@@ -11,8 +11,12 @@ import dev.lakecommit.core.testing.RangeSource;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import java.io.IOException;
 import java.nio.file.Path;
+import dev.lakecommit.core.Sink;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Runs a job over the reference sink, "kills" it as a {@link CrashSchedule} says, restarts it from what was
@@ -63,20 +67,32 @@ public final class CrashHarness {
 
   private CrashHarness() {}
 
+  /** The reference sink over a directory table. */
   public static Outcome run(Path dir, Config config, CrashSchedule schedule) throws IOException {
-    JobId jobId = JobId.of("crash-job");
     DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    return run(dir.resolve("checkpoints"), config, schedule,
+        crashes -> new DirectoryTableSink(table, crashes, config.rowsPerFile())
+            .skipIdempotencyCheck(config.skipIdempotencyCheck()),
+        new RangeSource(config.records()), () -> table.read().keys());
+  }
+
+  /**
+   * Any sink: {@code sinkForLife} makes the sink of one process life (new objects, same storage), and
+   * {@code tableKeys} reads the keys a reader of the target sees.
+   */
+  public static <IN> Outcome run(Path checkpoints, Config config, CrashSchedule schedule,
+      Function<CrashSchedule, Sink<IN, ?, ?>> sinkForLife, CheckpointedSource<IN> source,
+      Supplier<Collection<Long>> tableKeys) throws IOException {
+    JobId jobId = JobId.of("crash-job");
     List<JobResult> completed = new ArrayList<>();
     Throwable failure = null;
     int lives = 0;
     while (lives < MAX_LIVES) {
       lives++;
       schedule.newLife();
-      DirectoryTableSink sink = new DirectoryTableSink(table, schedule, config.rowsPerFile())
-          .skipIdempotencyCheck(config.skipIdempotencyCheck());
-      StandaloneJob<Long> job = StandaloneJob.builder(sink, new RangeSource(config.records()))
+      StandaloneJob<IN> job = StandaloneJob.builder(sinkForLife.apply(schedule), source)
           .jobId(jobId)
-          .checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+          .checkpointStore(new CheckpointStore(new LocalBlobStore(checkpoints)))
           .parallelism(config.parallelism())
           .checkpointEveryRecords(config.checkpointEvery())
           .queueCapacity(8)
@@ -98,8 +114,8 @@ public final class CrashHarness {
         throw new IOException(e);
       }
     }
-    DirectoryTable.Snapshot snapshot = table.read();
-    return new Outcome(lives, schedule.crashes(), Audit.of(config.records(), snapshot.keys()), completed, failure);
+    return new Outcome(lives, schedule.crashes(), Audit.of(config.records(), tableKeys.get()), completed,
+        failure);
   }
 
   /** Crashes the runtime at its own steps. */

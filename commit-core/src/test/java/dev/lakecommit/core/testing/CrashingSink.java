@@ -1,0 +1,150 @@
+package dev.lakecommit.core.testing;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.WriterContext;
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Any sink with an aggregated committer, with the crash points of a {@link CrashSchedule}: before a record is
+ * written, inside prepareCommit (after the writer closed its files), and after the target accepted a commit but
+ * before the runtime heard of it.
+ */
+public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & SupportsAggregatedCommitter<C, A>>
+    implements Sink<IN, C, S>, SupportsAggregatedCommitter<C, A>, SupportsStagingCleanup {
+
+  private final T delegate;
+  private final CrashSchedule crashes;
+
+  public CrashingSink(T delegate, CrashSchedule crashes) {
+    this.delegate = delegate;
+    this.crashes = crashes;
+  }
+
+  @Override
+  public SinkWriter<IN, C, S> createWriter(WriterContext context) throws IOException {
+    return new Writer(delegate.createWriter(context));
+  }
+
+  @Override
+  public SinkWriter<IN, C, S> restoreWriter(WriterContext context, List<S> states) throws IOException {
+    return new Writer(delegate.restoreWriter(context, states));
+  }
+
+  @Override
+  public SimpleVersionedSerializer<C> commitInfoSerializer() {
+    return delegate.commitInfoSerializer();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<S> writerStateSerializer() {
+    return delegate.writerStateSerializer();
+  }
+
+  @Override
+  public SinkAggregatedCommitter<C, A> createAggregatedCommitter() throws IOException {
+    return new Committer(delegate.createAggregatedCommitter());
+  }
+
+  @Override
+  public SimpleVersionedSerializer<A> aggregatedCommitSerializer() {
+    return delegate.aggregatedCommitSerializer();
+  }
+
+  @Override
+  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+    return delegate instanceof SupportsStagingCleanup cleanup ? cleanup.deleteStagedAfter(jobId, checkpointId) : 0;
+  }
+
+  private final class Writer implements SinkWriter<IN, C, S> {
+    private final SinkWriter<IN, C, S> writer;
+
+    Writer(SinkWriter<IN, C, S> writer) {
+      this.writer = writer;
+    }
+
+    @Override
+    public void write(IN record) throws IOException {
+      crashes.reach(CrashSchedule.WRITE, -1);
+      writer.write(record);
+    }
+
+    @Override
+    public Optional<C> prepareCommit(long checkpointId) throws IOException {
+      Optional<C> info = writer.prepareCommit(checkpointId);
+      crashes.reach(CrashSchedule.PREPARE, checkpointId);
+      return info;
+    }
+
+    @Override
+    public S snapshotState(long checkpointId) throws IOException {
+      return writer.snapshotState(checkpointId);
+    }
+
+    @Override
+    public void abortPrepare() throws IOException {
+      writer.abortPrepare();
+    }
+
+    @Override
+    public void close() throws IOException {
+      writer.close();
+    }
+  }
+
+  private final class Committer implements SinkAggregatedCommitter<C, A>, SupportsCommitLookup {
+    private final SinkAggregatedCommitter<C, A> committer;
+
+    Committer(SinkAggregatedCommitter<C, A> committer) {
+      this.committer = committer;
+    }
+
+    @Override
+    public A combine(CommitId commitId, List<C> infos) {
+      return committer.combine(commitId, infos);
+    }
+
+    @Override
+    public CommitOutcome commit(A committable) {
+      CommitOutcome outcome = committer.commit(committable);
+      if (outcome instanceof CommitOutcome.Committed) {
+        crashes.reach(CrashSchedule.COMMIT_APPLIED, committer.commitId(committable).checkpointId());
+      }
+      return outcome;
+    }
+
+    @Override
+    public void abort(A committable) throws IOException {
+      committer.abort(committable);
+    }
+
+    @Override
+    public CommitId commitId(A committable) {
+      return committer.commitId(committable);
+    }
+
+    @Override
+    public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+      if (committer instanceof SupportsCommitLookup lookup) {
+        return lookup.lastCommittedCheckpoint(jobId);
+      }
+      throw new UnsupportedOperationException("no lookup");
+    }
+
+    @Override
+    public void close() throws IOException {
+      committer.close();
+    }
+  }
+}

@@ -1,0 +1,157 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.InputConverter;
+import dev.lakecommit.staging.StagingCleaner;
+import dev.lakecommit.staging.StagingLayout;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingManifestSerializer;
+import dev.lakecommit.staging.StagingWriter;
+import dev.lakecommit.staging.StagingWriterConfig;
+import dev.lakecommit.staging.StagingWriterState;
+import dev.lakecommit.staging.StagingWriterStateSerializer;
+import java.io.IOException;
+import java.util.List;
+import java.util.function.Function;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.data.Record;
+
+/**
+ * Writes to an Iceberg table, one snapshot per checkpoint, exactly once. Writers stage Parquet files straight
+ * into the table's data location (invisible until a snapshot references them) under a per-job, per-checkpoint
+ * prefix; the one aggregated committer adds all writers' files of a checkpoint in one snapshot whose summary and
+ * the table's {@code lakecommit.committed.<job-id>} property say which checkpoint it is.
+ *
+ * <p>Building the sink loads the catalog and the table, and creates or checks the table: bad configuration fails
+ * here, before any data is written.
+ *
+ * @param <IN> records written
+ */
+public final class IcebergSink<IN>
+    implements Sink<IN, StagingManifest, StagingWriterState>,
+        SupportsAggregatedCommitter<StagingManifest, IcebergCommittable>,
+        SupportsStagingCleanup {
+
+  private final IcebergSinkConfig config;
+  private final Catalog catalog;
+  private final Table table;
+  private final StagingLayout layout;
+  private final InputConverter<IN> converter;
+  private boolean idempotencyCheck = true;
+
+  private IcebergSink(IcebergSinkConfig config, Catalog catalog, Table table, InputConverter<IN> converter) {
+    this.config = config;
+    this.catalog = catalog;
+    this.table = table;
+    this.layout = StagingLayout.under(dataLocation(table) + "/lakecommit");
+    this.converter = converter;
+  }
+
+  /** Where the table keeps data files: {@code write.data.path}, or {@code <location>/data}. */
+  static String dataLocation(Table table) {
+    String location = table.properties().getOrDefault(org.apache.iceberg.TableProperties.WRITE_DATA_LOCATION,
+        table.location() + "/data");
+    return org.apache.iceberg.util.LocationUtil.stripTrailingSlash(location);
+  }
+
+  /** A sink of Iceberg generic records of the configured schema (or of the table's, if none is configured). */
+  public static IcebergSink<Record> forRecords(IcebergSinkConfig config) {
+    Catalog catalog = TableSetup.loadCatalog(config);
+    Table table = TableSetup.prepare(catalog, config);
+    Schema staged = config.createSchema != null ? config.createSchema : table.schema();
+    return new IcebergSink<>(config, catalog, table, RecordProjection.of(staged, table.schema()));
+  }
+
+  /** A sink of any input, converted by a function of the table's schema (for example Avro by field name). */
+  public static <IN> IcebergSink<IN> forInput(IcebergSinkConfig config,
+      Function<Schema, InputConverter<IN>> converterForTableSchema) {
+    Catalog catalog = TableSetup.loadCatalog(config);
+    Table table = TableSetup.prepare(catalog, config);
+    return new IcebergSink<>(config, catalog, table, converterForTableSchema.apply(table.schema()));
+  }
+
+  /** The table as loaded when the sink was built. */
+  public Table table() {
+    return table;
+  }
+
+  public StagingLayout layout() {
+    return layout;
+  }
+
+  /** Test-only: commit without the idempotency check, to show that the crash and race suites catch it. */
+  IcebergSink<IN> idempotencyCheck(boolean enabled) {
+    this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  @Override
+  public SinkWriter<IN, StagingManifest, StagingWriterState> createWriter(WriterContext context) {
+    return StagingWriter.create(writerConfig(), converter, context);
+  }
+
+  @Override
+  public SinkWriter<IN, StagingManifest, StagingWriterState> restoreWriter(
+      WriterContext context, List<StagingWriterState> states) {
+    // Writers close every file at each checkpoint: a restored writer starts with nothing open.
+    return createWriter(context);
+  }
+
+  private StagingWriterConfig writerConfig() {
+    StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout)
+        .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles);
+    if (config.codec != null) {
+      builder.codec(config.codec);
+    }
+    if (config.targetFileSizeBytes > 0) {
+      builder.targetFileSizeBytes(config.targetFileSizeBytes);
+    }
+    if (config.writeManifests && config.mode == CommitMode.APPEND) {
+      builder.writeIcebergManifests(
+          ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion());
+    }
+    return builder.build();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<StagingManifest> commitInfoSerializer() {
+    return new StagingManifestSerializer();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<StagingWriterState> writerStateSerializer() {
+    return new StagingWriterStateSerializer();
+  }
+
+  @Override
+  public SinkAggregatedCommitter<StagingManifest, IcebergCommittable> createAggregatedCommitter() {
+    TableCommitter committer = new TableCommitter(catalog, config.table, config.mode, config.overwriteFilter,
+        config.branch, config.metrics).idempotencyCheck(idempotencyCheck);
+    return new IcebergAggregatedCommitter(committer, table);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<IcebergCommittable> aggregatedCommitSerializer() {
+    return new IcebergCommittable.Serializer();
+  }
+
+  @Override
+  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+    return new StagingCleaner(table.io(), layout).deleteStagedAfter(jobId, checkpointId);
+  }
+
+  /** The commit id a committable of this sink carries. */
+  static CommitId commitIdOf(IcebergCommittable committable) {
+    return committable.commitId();
+  }
+}
