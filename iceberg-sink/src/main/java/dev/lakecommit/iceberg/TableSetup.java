@@ -110,7 +110,7 @@ final class TableSetup {
       throw new IllegalArgumentException(String.format(
           "Table %s has no column%s %s of the staged schema (allow adding optional columns with addNewColumns)",
           table.name(), missing.size() > 1 ? "s" : "",
-          missing.stream().map(f -> "'" + f.name() + "'").toList()));
+          String.join(", ", missing.stream().map(f -> "'" + f.name() + "'").toList())));
     }
     UpdateSchema update = table.updateSchema();
     missing.forEach(f -> update.addColumn(f.name(), f.type(), f.doc()));
