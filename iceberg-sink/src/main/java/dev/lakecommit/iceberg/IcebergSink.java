@@ -53,8 +53,13 @@ public final class IcebergSink<IN>
     this.config = config;
     this.catalog = catalog;
     this.table = table;
-    this.layout = StagingLayout.under(dataLocation(table) + "/lakecommit");
+    this.layout = StagingLayout.under(stagingRoot(table));
     this.converter = converter;
+  }
+
+  /** Where the sink stages files of a table: {@code <data location>/lakecommit/<job-id>/ckpt-<id>/...}. */
+  public static String stagingRoot(Table table) {
+    return dataLocation(table) + "/lakecommit";
   }
 
   /** Where the table keeps data files: {@code write.data.path}, or {@code <location>/data}. */
