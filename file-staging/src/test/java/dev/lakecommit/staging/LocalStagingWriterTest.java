@@ -1,0 +1,189 @@
+package dev.lakecommit.staging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.staging.testing.AllTypes;
+import dev.lakecommit.staging.testing.CountingLocalFileIO;
+import dev.lakecommit.staging.testing.ParquetFiles;
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.hadoop.HadoopFileIO;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.util.DateTimeUtil;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.example.data.Group;
+import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.parquet.io.ColumnIOFactory;
+import org.apache.parquet.io.RecordReader;
+import org.apache.parquet.schema.MessageType;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The staging writer on local disk through HadoopFileIO, plus what only needs to be shown once. */
+class LocalStagingWriterTest extends StagingWriterContract {
+  private static FileIO io;
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void startIO() {
+    io = new HadoopFileIO(new Configuration());
+  }
+
+  @AfterAll
+  static void closeIO() {
+    io.close();
+  }
+
+  @Override
+  protected FileIO io() {
+    return io;
+  }
+
+  @Override
+  protected String newRoot(String testName) {
+    return "file:" + dir.resolve(testName);
+  }
+
+  @Override
+  protected int fanoutPartitions() {
+    return Integer.getInteger("lakecommit.fanout", 10_000);
+  }
+
+  @Override
+  protected int fanoutLimit() {
+    return 32;
+  }
+
+  @Override
+  protected Counted countingIO() {
+    CountingLocalFileIO counting = CountingLocalFileIO.create();
+    return new Counted(counting, counting.counter());
+  }
+
+  @Test
+  void filesAreReadableByPlainParquetHadoopWithEveryTypeAndNull() throws IOException {
+    List<Record> rows = AllTypes.rows(0, 400);
+    StagedFile file;
+    try (StagingWriter<Record> writer =
+        StagingWriter.forRecords(config(AllTypes.SCHEMA).build(), context(0, 0, 0))) {
+      rows.forEach(row -> write(writer, row));
+      file = writer.prepareCommit(1).orElseThrow().files().get(0);
+    }
+
+    List<Group> groups = new ArrayList<>();
+    MessageType parquetSchema;
+    try (ParquetFileReader reader =
+        ParquetFileReader.open(
+            HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(file.path()), new Configuration()))) {
+      parquetSchema = reader.getFooter().getFileMetaData().getSchema();
+      PageReadStore pages;
+      while ((pages = reader.readNextRowGroup()) != null) {
+        RecordReader<Group> records =
+            new ColumnIOFactory()
+                .getColumnIO(parquetSchema)
+                .getRecordReader(pages, new GroupRecordConverter(parquetSchema));
+        for (long i = 0; i < pages.getRowCount(); i++) {
+          groups.add(records.read());
+        }
+      }
+    }
+    assertThat(parquetSchema.getType("id").getId().intValue()).isEqualTo(1);
+    assertThat(parquetSchema.getType("attrs").getId().intValue()).isEqualTo(20);
+    assertThat(groups.stream().map(LocalStagingWriterTest::toRecord).toList()).containsExactlyElementsOf(rows);
+  }
+
+  /** Decodes a row from Parquet's own representation, knowing only the Parquet spec's logical types. */
+  private static Record toRecord(Group g) {
+    Record r = GenericRecord.create(AllTypes.SCHEMA);
+    r.setField("id", g.getLong("id", 0));
+    if (has(g, "i")) {
+      r.setField("i", g.getInteger("i", 0));
+    }
+    if (has(g, "s")) {
+      r.setField("s", g.getString("s", 0));
+    }
+    if (has(g, "bin")) {
+      r.setField("bin", ByteBuffer.wrap(g.getBinary("bin", 0).getBytes()));
+    }
+    if (has(g, "flag")) {
+      r.setField("flag", g.getBoolean("flag", 0));
+    }
+    if (has(g, "d")) {
+      r.setField("d", g.getDouble("d", 0));
+    }
+    if (has(g, "f")) {
+      r.setField("f", g.getFloat("f", 0));
+    }
+    if (has(g, "dec")) {
+      r.setField("dec", BigDecimal.valueOf(g.getInteger("dec", 0), 2));
+    }
+    if (has(g, "day")) {
+      r.setField("day", LocalDate.ofEpochDay(g.getInteger("day", 0)));
+    }
+    if (has(g, "t")) {
+      r.setField("t", LocalTime.ofNanoOfDay(g.getLong("t", 0) * 1000));
+    }
+    if (has(g, "ts")) {
+      r.setField("ts", DateTimeUtil.timestampFromMicros(g.getLong("ts", 0)));
+    }
+    if (has(g, "tstz")) {
+      r.setField("tstz", OffsetDateTime.of(DateTimeUtil.timestampFromMicros(g.getLong("tstz", 0)), ZoneOffset.UTC));
+    }
+    if (has(g, "u")) {
+      ByteBuffer uuid = ByteBuffer.wrap(g.getBinary("u", 0).getBytes());
+      r.setField("u", new UUID(uuid.getLong(), uuid.getLong()));
+    }
+    if (has(g, "fx")) {
+      r.setField("fx", g.getBinary("fx", 0).getBytes());
+    }
+    if (has(g, "point")) {
+      Group p = g.getGroup("point", 0);
+      Record point = GenericRecord.create(AllTypes.SCHEMA.findType("point").asStructType());
+      point.setField("x", p.getDouble("x", 0));
+      point.setField("label", has(p, "label") ? p.getString("label", 0) : null);
+      r.setField("point", point);
+    }
+    if (has(g, "tags")) {
+      Group list = g.getGroup("tags", 0);
+      List<String> tags = new ArrayList<>();
+      for (int k = 0; k < list.getFieldRepetitionCount("list"); k++) {
+        Group element = list.getGroup("list", k);
+        tags.add(has(element, "element") ? element.getString("element", 0) : null);
+      }
+      r.setField("tags", tags);
+    }
+    if (has(g, "attrs")) {
+      Group map = g.getGroup("attrs", 0);
+      Map<String, Long> attrs = new LinkedHashMap<>();
+      for (int k = 0; k < map.getFieldRepetitionCount("key_value"); k++) {
+        Group entry = map.getGroup("key_value", k);
+        attrs.put(entry.getString("key", 0), has(entry, "value") ? entry.getLong("value", 0) : null);
+      }
+      r.setField("attrs", attrs);
+    }
+    return r;
+  }
+
+  private static boolean has(Group g, String field) {
+    return g.getFieldRepetitionCount(field) > 0;
+  }
+}
