@@ -16,6 +16,32 @@ interface CatalogFixture {
     return CatalogUtil.buildIcebergCatalog(name(), properties(), new org.apache.hadoop.conf.Configuration());
   }
 
+  /** Catalogs every committer suite runs over; each is a real catalog with its own storage under a directory. */
+  java.util.List<String> NAMES = java.util.List.of("hadoop", "jdbc-sqlite", "rest");
+
+  /**
+   * The named catalog over storage in {@code dir}; a server it needs is started now and added to
+   * {@code servers}, for the test to close.
+   */
+  static CatalogFixture named(String name, Path dir, java.util.List<AutoCloseable> servers) {
+    switch (name) {
+      case "hadoop":
+        return hadoop(dir);
+      case "jdbc-sqlite":
+        return sqlite(dir);
+      case "rest":
+        try {
+          RestCatalogServer server = RestCatalogServer.start(dir);
+          servers.add(server);
+          return rest(server);
+        } catch (Exception e) {
+          throw new IllegalStateException("Cannot start the REST catalog server", e);
+        }
+      default:
+        throw new IllegalArgumentException("Unknown catalog fixture " + name);
+    }
+  }
+
   static CatalogFixture hadoop(Path dir) {
     return fixture("hadoop", Map.of("type", "hadoop", "warehouse", dir.resolve("warehouse").toUri().toString()));
   }
@@ -26,6 +52,11 @@ interface CatalogFixture {
         "uri", "jdbc:sqlite:" + dir.resolve("catalog.db"),
         "warehouse", dir.resolve("warehouse").toUri().toString(),
         "jdbc.schema-version", "V1"));
+  }
+
+  /** Iceberg's REST catalog server in front of SQLite, on loopback; the server lives as long as the test class. */
+  static CatalogFixture rest(RestCatalogServer server) {
+    return fixture("rest", Map.of("type", "rest", "uri", server.uri()));
   }
 
   private static CatalogFixture fixture(String name, Map<String, String> properties) {

@@ -37,7 +37,7 @@ class IcebergCrashMatrixTest {
 
   static Stream<Arguments> pointsAndCatalogs() {
     List<Arguments> cases = new ArrayList<>();
-    for (String catalog : List.of("hadoop", "jdbc-sqlite")) {
+    for (String catalog : CatalogFixture.NAMES) {
       for (String point : CrashSchedule.ALL_POINTS) {
         cases.add(Arguments.of(catalog, point, point.equals(CrashSchedule.WRITE) ? 150 : 3));
       }
@@ -46,11 +46,20 @@ class IcebergCrashMatrixTest {
   }
 
   static Stream<String> catalogs() {
-    return Stream.of("hadoop", "jdbc-sqlite");
+    return CatalogFixture.NAMES.stream();
+  }
+
+  private final List<AutoCloseable> servers = new ArrayList<>();
+
+  @org.junit.jupiter.api.AfterEach
+  void stopServers() throws Exception {
+    for (AutoCloseable server : servers) {
+      server.close();
+    }
   }
 
   private CatalogFixture fixture(String name, Path base) {
-    return name.equals("hadoop") ? CatalogFixture.hadoop(base) : CatalogFixture.sqlite(base);
+    return CatalogFixture.named(name, base, servers);
   }
 
   private CrashHarness.Outcome run(String catalog, Path base, CrashSchedule schedule, boolean check,

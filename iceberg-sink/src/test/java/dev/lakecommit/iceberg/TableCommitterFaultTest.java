@@ -30,7 +30,7 @@ class TableCommitterFaultTest {
   @TempDir Path dir;
 
   static Stream<String> catalogs() {
-    return Stream.of("hadoop", "jdbc-sqlite");
+    return CatalogFixture.NAMES.stream();
   }
 
   @AfterAll
@@ -38,8 +38,17 @@ class TableCommitterFaultTest {
     POOL.shutdownNow();
   }
 
+  private final List<AutoCloseable> servers = new ArrayList<>();
+
+  @org.junit.jupiter.api.AfterEach
+  void stopServers() throws Exception {
+    for (AutoCloseable server : servers) {
+      server.close();
+    }
+  }
+
   CatalogFixture fixture(String name, Path base) {
-    return name.equals("hadoop") ? CatalogFixture.hadoop(base) : CatalogFixture.sqlite(base);
+    return CatalogFixture.named(name, base, servers);
   }
 
   /** Outcomes of two committers with their own catalogs, released together into the catalog's first attempt. */

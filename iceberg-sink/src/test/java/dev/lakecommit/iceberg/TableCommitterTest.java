@@ -26,11 +26,20 @@ class TableCommitterTest {
   @TempDir Path dir;
 
   static Stream<String> catalogs() {
-    return Stream.of("hadoop", "jdbc-sqlite");
+    return CatalogFixture.NAMES.stream();
+  }
+
+  private final List<AutoCloseable> servers = new java.util.ArrayList<>();
+
+  @org.junit.jupiter.api.AfterEach
+  void stopServers() throws Exception {
+    for (AutoCloseable server : servers) {
+      server.close();
+    }
   }
 
   CatalogFixture fixture(String name) {
-    return name.equals("hadoop") ? CatalogFixture.hadoop(dir) : CatalogFixture.sqlite(dir);
+    return CatalogFixture.named(name, dir, servers);
   }
 
   private TableCommitter committer(Catalog catalog, CommitCounters counters) {
