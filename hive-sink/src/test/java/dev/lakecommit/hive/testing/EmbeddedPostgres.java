@@ -102,7 +102,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
               .setServerConfig("full_page_writes", "off")
               .start();
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot start embedded PostgreSQL on 127.0.0.1:" + port, e);
+      throw new UncheckedIOException("Cannot start embedded PostgreSQL on 127.0.0.1:" + port + rootHint(), e);
+    } catch (RuntimeException e) {
+      throw new IllegalStateException("Cannot start embedded PostgreSQL on 127.0.0.1:" + port + rootHint(), e);
     }
     LOG.info("PostgreSQL up on 127.0.0.1:{} in {} ms", port, (System.nanoTime() - begin) / 1_000_000);
   }
@@ -208,6 +210,15 @@ public final class EmbeddedPostgres implements AutoCloseable {
       throw new IllegalArgumentException(
           "Invalid database name: " + name + " (use lower-case letters, digits and _, at most 63 characters)");
     }
+  }
+
+  /** initdb and postgres refuse to run as root; zonky gets around that with {@code unshare -U} where it can. */
+  private static String rootHint() {
+    if (!"root".equals(System.getProperty("user.name"))) {
+      return "";
+    }
+    return " (running as root: PostgreSQL is started through 'unshare -U', which needs user namespaces;"
+        + " check that 'unshare -U id -u' works here, or run the tests as another user)";
   }
 
   static int freeLoopbackPort() throws IOException {
