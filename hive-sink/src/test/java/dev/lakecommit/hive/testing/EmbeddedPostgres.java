@@ -67,7 +67,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     try {
       pg.start();
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       pg.close();
       throw e;
     }

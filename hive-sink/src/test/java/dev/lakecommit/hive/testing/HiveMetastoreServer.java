@@ -359,7 +359,7 @@ public final class HiveMetastoreServer implements AutoCloseable {
       HiveMetastoreServer hms = new HiveMetastoreServer(database, serverConf);
       try {
         hms.start();
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         hms.close();
         throw e;
       }
