@@ -37,9 +37,43 @@ interface CatalogFixture {
         } catch (Exception e) {
           throw new IllegalStateException("Cannot start the REST catalog server", e);
         }
+      case "jdbc-postgres":
+        return postgres(dir);
+      case "hive":
+        return hive(dir);
       default:
         throw new IllegalArgumentException("Unknown catalog fixture " + name);
     }
+  }
+
+  /** Catalogs behind real servers (shared per test JVM), for the {@code *IT} variants of the suites. */
+  java.util.List<String> SERVER_NAMES = java.util.List.of("jdbc-postgres", "hive");
+
+  /** A JDBC catalog in a fresh database of the shared embedded PostgreSQL. */
+  static CatalogFixture postgres(Path dir) {
+    var pg = SharedServers.postgres();
+    return fixture("jdbc-postgres", Map.of(
+        "type", "jdbc",
+        "uri", SharedServers.newPostgresDatabase(),
+        "jdbc.user", pg.user(),
+        "jdbc.password", pg.password(),
+        "warehouse", dir.resolve("warehouse").toUri().toString()));
+  }
+
+  /**
+   * Iceberg's HiveCatalog on the shared in-process metastore, with the test table dropped first so each test
+   * starts from nothing (tables of a test keep their own warehouse directory).
+   */
+  static CatalogFixture hive(Path dir) {
+    var hms = SharedServers.metastore();
+    java.util.Map<String, String> properties = new java.util.HashMap<>(hms.clientConf());
+    properties.putAll(hms.icebergCatalogProperties());
+    properties.put("type", "hive");
+    properties.put("warehouse", dir.resolve("warehouse").toUri().toString());
+    CatalogFixture fixture = fixture("hive", Map.copyOf(properties));
+    Catalog catalog = fixture.newCatalog();
+    catalog.dropTable(TestTables.IDENT, false);
+    return fixture;
   }
 
   static CatalogFixture hadoop(Path dir) {

@@ -36,8 +36,12 @@ class IcebergCrashMatrixTest {
   @TempDir Path dir;
 
   static Stream<Arguments> pointsAndCatalogs() {
+    return pointsAndCatalogs(CatalogFixture.NAMES);
+  }
+
+  static Stream<Arguments> pointsAndCatalogs(List<String> catalogs) {
     List<Arguments> cases = new ArrayList<>();
-    for (String catalog : CatalogFixture.NAMES) {
+    for (String catalog : catalogs) {
       for (String point : CrashSchedule.ALL_POINTS) {
         cases.add(Arguments.of(catalog, point, point.equals(CrashSchedule.WRITE) ? 150 : 3));
       }

@@ -38,8 +38,11 @@ class TableCommitterTest {
     }
   }
 
+  private final java.util.Map<String, CatalogFixture> fixtures = new java.util.HashMap<>();
+
+  /** The same catalog (same storage) for every call in a test. */
   CatalogFixture fixture(String name) {
-    return CatalogFixture.named(name, dir, servers);
+    return fixtures.computeIfAbsent(name, n -> CatalogFixture.named(n, dir, servers));
   }
 
   private TableCommitter committer(Catalog catalog, CommitCounters counters) {
