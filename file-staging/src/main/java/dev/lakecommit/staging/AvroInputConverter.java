@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.UUID;
 import org.apache.avro.LogicalType;
 import org.apache.avro.LogicalTypes;
+import org.apache.avro.UnresolvedUnionException;
 import org.apache.avro.generic.GenericData;
 import org.apache.avro.generic.GenericFixed;
 import org.apache.avro.generic.IndexedRecord;
@@ -71,7 +72,7 @@ public final class AvroInputConverter implements InputConverter<org.apache.avro.
     if (value == null) {
       return null;
     }
-    org.apache.avro.Schema avro = branch(avroSchema, value);
+    org.apache.avro.Schema avro = branch(avroSchema, value, path);
     switch (type.typeId()) {
       case BOOLEAN:
         return expect(value, Boolean.class, type, path);
@@ -119,12 +120,17 @@ public final class AvroInputConverter implements InputConverter<org.apache.avro.
     }
   }
 
-  private static org.apache.avro.Schema branch(org.apache.avro.Schema schema, Object value) {
+  private static org.apache.avro.Schema branch(org.apache.avro.Schema schema, Object value, String path) {
     if (schema.getType() != org.apache.avro.Schema.Type.UNION) {
       return schema;
     }
-    int index = GenericData.get().resolveUnion(schema, value);
-    return schema.getTypes().get(index);
+    try {
+      return schema.getTypes().get(GenericData.get().resolveUnion(schema, value));
+    } catch (UnresolvedUnionException e) {
+      throw new InvalidRecordException(
+          path, "value " + abbreviate(value) + " (" + value.getClass().getName() + ") is none of the Avro union "
+              + schema);
+    }
   }
 
   private static UUID uuid(Object value, Type type, String path) {
@@ -245,10 +251,12 @@ public final class AvroInputConverter implements InputConverter<org.apache.avro.
   }
 
   private static InvalidRecordException mismatch(Type type, Object value, String path) {
-    String text = String.valueOf(value);
     return new InvalidRecordException(
-        path,
-        "expected " + type + ", got " + value.getClass().getName() + " ("
-            + (text.length() <= 64 ? text : text.substring(0, 61) + "...") + ")");
+        path, "expected " + type + ", got " + value.getClass().getName() + " (" + abbreviate(value) + ")");
+  }
+
+  private static String abbreviate(Object value) {
+    String text = String.valueOf(value);
+    return text.length() <= 64 ? text : text.substring(0, 61) + "...";
   }
 }

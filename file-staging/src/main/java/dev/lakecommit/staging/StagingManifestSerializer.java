@@ -15,7 +15,8 @@ import java.util.Optional;
 /**
  * Serializer of {@link StagingManifest}. Version 1: job id, checkpoint id, writer index, attempt, the files
  * (count, then each with its own serializer's version, see {@link StagedFileSerializer}), and the Iceberg
- * manifest (a presence flag, then Iceberg's encoding of the manifest description).
+ * manifest: a presence flag, then path, length, spec id, added files and rows, and the partition summaries
+ * (count, then each: contains-null, contains-NaN as -1 unknown / 0 / 1, lower and upper bound or -1 for null).
  */
 public final class StagingManifestSerializer implements SimpleVersionedSerializer<StagingManifest> {
   private static final int VERSION = 1;
@@ -41,7 +42,7 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
       }
       out.writeBoolean(manifest.icebergManifest().isPresent());
       if (manifest.icebergManifest().isPresent()) {
-        SerializationUtil.writeBytes(out, manifest.icebergManifest().get().encoded());
+        writeIcebergManifest(out, manifest.icebergManifest().get());
       }
     }
     return bytes.toByteArray();
@@ -69,15 +70,56 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
         files.add(VersionedSerialization.read(fileSerializer, in));
       }
       Optional<IcebergManifest> icebergManifest =
-          in.readBoolean()
-              ? Optional.of(IcebergManifest.fromEncoded(VersionedSerialization.readBytes(in)))
-              : Optional.empty();
+          in.readBoolean() ? Optional.of(readIcebergManifest(in)) : Optional.empty();
       SerializationUtil.checkFullyRead(in, "staging manifest");
       try {
         return new StagingManifest(JobId.of(job), checkpointId, writerIndex, attempt, files, icebergManifest);
       } catch (IllegalArgumentException e) {
         throw new IOException("Corrupt staging manifest: " + e.getMessage(), e);
       }
+    }
+  }
+
+  private static void writeIcebergManifest(DataOutputStream out, IcebergManifest manifest) throws IOException {
+    SerializationUtil.writeString(out, manifest.path());
+    out.writeLong(manifest.length());
+    out.writeInt(manifest.specId());
+    out.writeInt(manifest.addedFilesCount());
+    out.writeLong(manifest.addedRowsCount());
+    out.writeInt(manifest.partitions().size());
+    for (IcebergManifest.PartitionSummary summary : manifest.partitions()) {
+      out.writeBoolean(summary.containsNull());
+      out.writeByte(summary.containsNaN() == null ? -1 : summary.containsNaN() ? 1 : 0);
+      SerializationUtil.writeNullableBuffer(out, summary.lowerBound());
+      SerializationUtil.writeNullableBuffer(out, summary.upperBound());
+    }
+  }
+
+  private static IcebergManifest readIcebergManifest(DataInputStream in) throws IOException {
+    String path = SerializationUtil.readString(in);
+    long length = in.readLong();
+    int specId = in.readInt();
+    int files = in.readInt();
+    long rows = in.readLong();
+    int count = SerializationUtil.readSize(in);
+    List<IcebergManifest.PartitionSummary> partitions = new ArrayList<>(Math.min(count, 64));
+    for (int i = 0; i < count; i++) {
+      boolean containsNull = in.readBoolean();
+      byte nan = in.readByte();
+      if (nan < -1 || nan > 1) {
+        throw new IOException("Corrupt staging manifest: contains-NaN flag " + nan + " of manifest " + path);
+      }
+      partitions.add(
+          new IcebergManifest.PartitionSummary(
+              containsNull,
+              nan == -1 ? null : nan == 1,
+              SerializationUtil.readNullableBuffer(in),
+              SerializationUtil.readNullableBuffer(in)));
+    }
+    try {
+      return new IcebergManifest(path, length, specId, files, rows, partitions);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("Corrupt staging manifest: " + e.getMessage(), e);
     }
   }
 }

@@ -209,6 +209,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
         config.layout().manifestLocation(
             context.jobId(), namingCheckpoint, context.writerIndex(), context.attempt());
     unreported.add(location);
+    // No snapshot id: the appending commit assigns it (and the sequence numbers) without rewriting the manifest.
     ManifestWriter<DataFile> writer =
         ManifestFiles.write(
             config.manifestFormatVersion(), config.spec(), config.io().newOutputFile(location), null);

@@ -19,7 +19,8 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Types;
 
 /**
- * A schema with every type Lakecommit stages, and deterministic rows of it (row {@code i} is a pure function of
+ * A schema with every type (field ids as Iceberg assigns them to a new table: top-level fields first, so a table
+ * created with this schema keeps these ids) Lakecommit stages, and deterministic rows of it (row {@code i} is a pure function of
  * {@code i}; every optional column is null in some rows, floats include NaN).
  */
 public final class AllTypes {
@@ -43,12 +44,12 @@ public final class AllTypes {
               15,
               "point",
               Types.StructType.of(
-                  Types.NestedField.required(16, "x", Types.DoubleType.get()),
-                  Types.NestedField.optional(17, "label", Types.StringType.get()))),
+                  Types.NestedField.required(18, "x", Types.DoubleType.get()),
+                  Types.NestedField.optional(19, "label", Types.StringType.get()))),
           Types.NestedField.optional(
-              18, "tags", Types.ListType.ofOptional(19, Types.StringType.get())),
+              16, "tags", Types.ListType.ofOptional(20, Types.StringType.get())),
           Types.NestedField.optional(
-              20,
+              17,
               "attrs",
               Types.MapType.ofOptional(21, 22, Types.StringType.get(), Types.LongType.get())));
 
