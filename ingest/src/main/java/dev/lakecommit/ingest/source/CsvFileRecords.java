@@ -1,0 +1,236 @@
+package dev.lakecommit.ingest.source;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.CharacterCodingException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.commons.csv.CSVFormat;
+import org.apache.commons.csv.CSVParser;
+import org.apache.commons.csv.CSVRecord;
+import org.apache.commons.csv.QuoteMode;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.SeekableInputStream;
+import org.apache.iceberg.types.Types;
+
+/**
+ * CSV with a header row (RFC 4180, parsed by commons-csv). Records are split on bytes first ({@link TextRecords},
+ * which keeps line feeds inside quoted fields), so the offset of every record is exact and a reader resumes at a
+ * byte offset, with the header read again from the start of the file. An unquoted empty cell is null, a quoted
+ * empty cell an empty string. Columns are matched to the schema by name (exactly, else ignoring case); header
+ * columns the schema lacks are not read, schema columns the header lacks are null. Offsets are bytes, counts are
+ * lines (the header is line 1).
+ */
+final class CsvFileRecords implements FileRecords {
+  private static final CSVFormat FORMAT = CSVFormat.RFC4180.builder()
+      .setQuoteMode(QuoteMode.ALL_NON_NULL) // with no null string: ,, is null and ,"", is ""
+      .setIgnoreEmptyLines(false)
+      .get();
+
+  private final String file;
+  private final Schema schema;
+  private final TextRecords lines;
+  private List<String> header;
+  private int[] columnOf;
+  private long offset;
+  private long count;
+  private long recordLine;
+
+  /**
+   * @param schema the records' schema, or null to read rows only ({@link #header()}, {@link #nextRow()})
+   * @param offset where the next record starts; 0 = the start of the file (before the header)
+   * @param count lines before it
+   */
+  CsvFileRecords(String file, InputFile input, Schema schema, long offset, long count, int maxRecordBytes)
+      throws IOException {
+    this.file = file;
+    this.schema = schema;
+    this.offset = offset;
+    this.count = count;
+    if (offset > 0) {
+      try (TextRecords start = new TextRecords(TextRecords.openAt(file, input, 0), 0, true, maxRecordBytes)) {
+        readHeader(start, 0);
+      }
+    }
+    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    try {
+      this.lines = new TextRecords(stream, offset, true, maxRecordBytes);
+      if (offset == 0) {
+        readHeader(lines, count);
+        this.offset = lines.nextOffset();
+        this.count += lines.lines();
+      }
+    } catch (IOException | RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+  }
+
+  private void readHeader(TextRecords records, long linesBefore) throws IOException {
+    if (!records.next()) {
+      return; // an empty file: no header, no records
+    }
+    long line = linesBefore + 1;
+    if (records.overlong() || records.unterminatedQuote()) {
+      throw BadRecordException.file(file, line, true, "the header is " + (records.overlong() ? "too long"
+          : "not closed (unterminated quote)"), null);
+    }
+    List<String> names;
+    try {
+      names = parse(records.text());
+    } catch (CharacterCodingException e) {
+      throw BadRecordException.file(file, line, true, "the header is not valid UTF-8", null);
+    } catch (IllegalArgumentException e) {
+      throw BadRecordException.file(file, line, true, "malformed CSV header: " + e.getMessage(), null);
+    }
+    Map<String, Integer> exact = new HashMap<>();
+    for (int i = 0; i < names.size(); i++) {
+      String name = names.get(i);
+      if (name == null || name.isBlank()) {
+        throw BadRecordException.file(file, line, true, "header column " + (i + 1) + " has no name", null);
+      }
+      if (exact.put(name, i) != null) {
+        throw BadRecordException.file(file, line, true, "header column '" + name + "' appears twice", null);
+      }
+    }
+    this.header = names;
+    if (schema != null) {
+      mapColumns(exact, line);
+    }
+  }
+
+  private void mapColumns(Map<String, Integer> exact, long line) {
+    Map<String, Integer> lower = new HashMap<>();
+    exact.forEach((name, index) -> lower.merge(name.toLowerCase(Locale.ROOT), index, (a, b) -> -1));
+    List<Types.NestedField> fields = schema.columns();
+    columnOf = new int[fields.size()];
+    for (int i = 0; i < fields.size(); i++) {
+      Types.NestedField field = fields.get(i);
+      Integer column = exact.get(field.name());
+      if (column == null) {
+        column = lower.get(field.name().toLowerCase(Locale.ROOT));
+      }
+      if (column == null || column < 0) {
+        if (field.isRequired()) {
+          throw BadRecordException.file(file, line, true, "required column '" + field.name()
+              + "' is not in the header " + header, null);
+        }
+        column = -1;
+      }
+      columnOf[i] = column;
+    }
+  }
+
+  /** The header's column names, or null for an empty file. */
+  List<String> header() {
+    return header;
+  }
+
+  @Override
+  public Record next() throws IOException {
+    List<String> row = nextRow();
+    if (row == null) {
+      return null;
+    }
+    List<Types.NestedField> fields = schema.columns();
+    GenericRecord record = GenericRecord.create(schema);
+    for (int i = 0; i < fields.size(); i++) {
+      Types.NestedField field = fields.get(i);
+      String cell = columnOf[i] < 0 ? null : row.get(columnOf[i]);
+      Object value = null;
+      if (cell != null) {
+        try {
+          value = Values.fromText(field.type(), cell, field.name());
+        } catch (Values.ValueException e) {
+          throw BadRecordException.record(file, recordLine, true, e.field(), e.getMessage(),
+              lines.lenientText());
+        }
+      } else if (field.isRequired()) {
+        throw BadRecordException.record(file, recordLine, true, field.name(), "is empty but required",
+            lines.lenientText());
+      }
+      record.set(i, value);
+    }
+    return record;
+  }
+
+  /** The next row's cells (null for an unquoted empty cell), or null at the end. */
+  List<String> nextRow() throws IOException {
+    if (header == null) {
+      return null;
+    }
+    while (lines.next()) {
+      recordLine = count + 1;
+      count += lines.lines();
+      offset = lines.nextOffset();
+      if (lines.empty()) {
+        continue;
+      }
+      if (lines.overlong()) {
+        throw bad("record is longer than " + lines.lenientText().length() + " bytes, the limit");
+      }
+      if (lines.unterminatedQuote()) {
+        throw bad("unterminated quoted field: the file ends inside quotes");
+      }
+      List<String> cells;
+      try {
+        cells = parse(lines.text());
+      } catch (CharacterCodingException e) {
+        throw bad("not valid UTF-8 (byte " + (lines.firstInvalidByte() + 1) + " of the record)");
+      } catch (IllegalArgumentException e) {
+        throw bad("malformed CSV: " + e.getMessage());
+      }
+      if (cells.size() != header.size()) {
+        throw bad("the row has " + cells.size() + " column" + (cells.size() == 1 ? "" : "s") + ", the header has "
+            + header.size());
+      }
+      return cells;
+    }
+    return null;
+  }
+
+  private BadRecordException bad(String reason) {
+    return BadRecordException.record(file, recordLine, true, null, reason, lines.lenientText());
+  }
+
+  /** The cells of exactly one CSV record. */
+  private static List<String> parse(String text) {
+    try (CSVParser parser = FORMAT.parse(new StringReader(text))) {
+      List<CSVRecord> records = parser.getRecords();
+      if (records.size() != 1) {
+        throw new IllegalArgumentException("expected one record, found " + records.size());
+      }
+      CSVRecord record = records.get(0);
+      List<String> cells = new ArrayList<>(record.size());
+      for (int i = 0; i < record.size(); i++) {
+        cells.add(record.get(i));
+      }
+      return cells;
+    } catch (IOException | UncheckedIOException e) {
+      String message = e instanceof UncheckedIOException ? e.getCause().getMessage() : e.getMessage();
+      throw new IllegalArgumentException(message, e);
+    }
+  }
+
+  @Override
+  public long offset() {
+    return offset;
+  }
+
+  @Override
+  public long count() {
+    return count;
+  }
+
+  @Override
+  public void close() throws IOException {
+    lines.close();
+  }
+}

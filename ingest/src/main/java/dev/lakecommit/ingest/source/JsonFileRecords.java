@@ -1,0 +1,103 @@
+package dev.lakecommit.ingest.source;
+
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.util.Map;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.SeekableInputStream;
+
+/** JSON lines: one object per line; blank lines are skipped. Offsets are bytes, counts are lines. */
+final class JsonFileRecords implements FileRecords {
+  private final String file;
+  private final Schema schema;
+  private final TextRecords lines;
+  private long offset;
+  private long count;
+
+  /**
+   * @param schema the records' schema, or null to read objects only ({@link #nextObject()})
+   * @param offset where the next line starts
+   * @param count lines before it
+   */
+  JsonFileRecords(String file, InputFile input, Schema schema, long offset, long count, int maxLineBytes)
+      throws IOException {
+    this.file = file;
+    this.schema = schema;
+    this.offset = offset;
+    this.count = count;
+    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    try {
+      this.lines = new TextRecords(stream, offset, false, maxLineBytes);
+    } catch (IOException | RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public Record next() throws IOException {
+    Map<String, Object> object = nextObject();
+    if (object == null) {
+      return null;
+    }
+    try {
+      return Values.record(schema.asStruct(), object, null);
+    } catch (Values.ValueException e) {
+      throw BadRecordException.record(file, count, true, e.field(), e.getMessage(), lines.lenientText());
+    }
+  }
+
+  /** The next line's object, or null at the end. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> nextObject() throws IOException {
+    while (lines.next()) {
+      long line = count + 1;
+      count += lines.lines();
+      offset = lines.nextOffset();
+      if (lines.blank()) {
+        continue;
+      }
+      if (lines.overlong()) {
+        throw bad(line, "line is longer than " + lines.lenientText().length() + " bytes, the limit");
+      }
+      String text;
+      try {
+        text = lines.text();
+      } catch (CharacterCodingException e) {
+        throw bad(line, "not valid UTF-8 (byte " + (lines.firstInvalidByte() + 1) + " of the line)");
+      }
+      Object json;
+      try {
+        json = Json.parse(text);
+      } catch (Json.SyntaxException e) {
+        throw bad(line, e.getMessage());
+      }
+      if (!(json instanceof Map)) {
+        throw bad(line, "expected a JSON object, got " + Json.kind(json));
+      }
+      return (Map<String, Object>) json;
+    }
+    return null;
+  }
+
+  private BadRecordException bad(long line, String reason) {
+    return BadRecordException.record(file, line, true, null, reason, lines.lenientText());
+  }
+
+  @Override
+  public long offset() {
+    return offset;
+  }
+
+  @Override
+  public long count() {
+    return count;
+  }
+
+  @Override
+  public void close() throws IOException {
+    lines.close();
+  }
+}

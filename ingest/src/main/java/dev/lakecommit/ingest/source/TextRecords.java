@@ -1,0 +1,273 @@
+package dev.lakecommit.ingest.source;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.SeekableInputStream;
+
+/**
+ * Splits a byte stream into text records and keeps exact byte offsets, so that a reader can resume at the byte
+ * where the next record starts. A record ends at a line feed ({@code \r\n} or {@code \n}); with CSV quoting on, a
+ * line feed inside a double-quoted field (RFC 4180) does not end it. Works on bytes: the quote, comma and line
+ * feed never occur inside a multi-byte UTF-8 sequence.
+ */
+final class TextRecords implements Closeable {
+  private static final int FIELD_START = 0;
+  private static final int UNQUOTED = 1;
+  private static final int QUOTED = 2;
+  private static final int QUOTE_IN_QUOTED = 3;
+  private static final byte[] BOM = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
+
+  private final InputStream in;
+  private final boolean csvQuotes;
+  private final int maxRecordBytes;
+  private final byte[] buffer = new byte[64 * 1024];
+  private int bufferPos;
+  private int bufferLimit;
+  private boolean eof;
+
+  private byte[] record = new byte[1024];
+  private int length;
+  private boolean overlong;
+  private boolean unterminatedQuote;
+  private long recordStart;
+  private long nextOffset;
+  private int lines;
+  private final CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder()
+      .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+
+  /**
+   * @param in positioned at {@code offset}
+   * @param offset the byte offset of {@code in}'s first byte in the file; at 0 a UTF-8 byte order mark is skipped
+   */
+  TextRecords(InputStream in, long offset, boolean csvQuotes, int maxRecordBytes) throws IOException {
+    this.in = in;
+    this.csvQuotes = csvQuotes;
+    this.maxRecordBytes = maxRecordBytes;
+    this.nextOffset = offset;
+    if (offset == 0) {
+      fill();
+      if (bufferLimit >= 3 && Arrays.equals(buffer, 0, 3, BOM, 0, 3)) {
+        bufferPos = 3;
+        nextOffset = 3;
+      }
+    }
+  }
+
+  /**
+   * A stream of the file positioned at {@code offset}; an empty stream at or past the end (object stores refuse a
+   * read that starts at the end).
+   *
+   * @throws BadRecordException if the file is shorter than {@code offset}: it changed since the position was taken
+   */
+  static SeekableInputStream openAt(String file, InputFile input, long offset) throws IOException {
+    long length = input.getLength();
+    if (offset > length) {
+      throw BadRecordException.file(file, 0, true, "the file has " + length + " bytes, fewer than the position to "
+          + "resume from (byte " + offset + "): it changed since", null);
+    }
+    if (offset == length) {
+      if (!input.exists()) { // a local file that is gone has length 0
+        throw new NotFoundException("File does not exist: %s", file);
+      }
+      return new EmptyStream(offset);
+    }
+    SeekableInputStream stream = input.newStream();
+    try {
+      stream.seek(offset);
+    } catch (IOException | RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+    return stream;
+  }
+
+  /** Nothing to read, at the end of a file. */
+  private static final class EmptyStream extends SeekableInputStream {
+    private final long position;
+
+    EmptyStream(long position) {
+      this.position = position;
+    }
+
+    @Override
+    public long getPos() {
+      return position;
+    }
+
+    @Override
+    public void seek(long newPos) {}
+
+    @Override
+    public int read() {
+      return -1;
+    }
+  }
+
+  /**
+   * Reads the next record.
+   *
+   * @return false at the end of the stream with nothing read
+   */
+  boolean next() throws IOException {
+    length = 0;
+    lines = 0;
+    overlong = false;
+    unterminatedQuote = false;
+    recordStart = nextOffset;
+    int state = FIELD_START;
+    boolean any = false;
+    while (true) {
+      if (bufferPos >= bufferLimit && !fill()) {
+        if (!any) {
+          return false;
+        }
+        lines++;
+        unterminatedQuote = state == QUOTED;
+        stripCarriageReturn();
+        return true;
+      }
+      byte b = buffer[bufferPos++];
+      nextOffset++;
+      any = true;
+      if (b == '\n') {
+        lines++;
+        if (!csvQuotes || state != QUOTED) {
+          stripCarriageReturn();
+          return true;
+        }
+      }
+      if (csvQuotes) {
+        state = step(state, b);
+      }
+      append(b);
+    }
+  }
+
+  private static int step(int state, byte b) {
+    switch (state) {
+      case FIELD_START:
+        return b == '"' ? QUOTED : b == ',' ? FIELD_START : UNQUOTED;
+      case UNQUOTED:
+        return b == ',' ? FIELD_START : UNQUOTED;
+      case QUOTED:
+        return b == '"' ? QUOTE_IN_QUOTED : QUOTED;
+      default: // a quote inside a quoted field: escaped quote, end of field, or malformed (left to the parser)
+        return b == '"' ? QUOTED : b == ',' ? FIELD_START : UNQUOTED;
+    }
+  }
+
+  private void append(byte b) {
+    if (length >= maxRecordBytes) {
+      overlong = true;
+      return;
+    }
+    if (length == record.length) {
+      record = Arrays.copyOf(record, Math.min(Math.max(16, record.length * 2), maxRecordBytes));
+    }
+    record[length++] = b;
+  }
+
+  private void stripCarriageReturn() {
+    if (!overlong && length > 0 && record[length - 1] == '\r') {
+      length--;
+    }
+  }
+
+  private boolean fill() throws IOException {
+    if (eof) {
+      return false;
+    }
+    int read = in.read(buffer, 0, buffer.length);
+    while (read == 0) {
+      read = in.read(buffer, 0, buffer.length);
+    }
+    if (read < 0) {
+      eof = true;
+      bufferPos = 0;
+      bufferLimit = 0;
+      return false;
+    }
+    bufferPos = 0;
+    bufferLimit = read;
+    return true;
+  }
+
+  /** Whether the record has no bytes at all (an empty line). */
+  boolean empty() {
+    return length == 0 && !overlong;
+  }
+
+  /** Whether the record is only spaces and tabs. */
+  boolean blank() {
+    for (int i = 0; i < length; i++) {
+      if (record[i] != ' ' && record[i] != '\t') {
+        return false;
+      }
+    }
+    return !overlong;
+  }
+
+  /**
+   * The record as text.
+   *
+   * @throws CharacterCodingException if it is not valid UTF-8; {@link #lenientText()} then shows it
+   */
+  String text() throws CharacterCodingException {
+    return strict.decode(ByteBuffer.wrap(record, 0, length)).toString();
+  }
+
+  /** The byte (0-based, within the record) where UTF-8 decoding fails, or -1. */
+  int firstInvalidByte() {
+    CharBuffer out = CharBuffer.allocate(length + 1);
+    ByteBuffer bytes = ByteBuffer.wrap(record, 0, length);
+    strict.reset();
+    if (strict.decode(bytes, out, true).isError()) {
+      return bytes.position();
+    }
+    return -1;
+  }
+
+  /** The record as text with invalid bytes replaced, for messages and dead letters. */
+  String lenientText() {
+    return new String(record, 0, length, StandardCharsets.UTF_8);
+  }
+
+  /** Whether the record was longer than the limit (its text then holds only the first bytes). */
+  boolean overlong() {
+    return overlong;
+  }
+
+  /** Whether the stream ended inside a quoted CSV field. */
+  boolean unterminatedQuote() {
+    return unterminatedQuote;
+  }
+
+  long recordStart() {
+    return recordStart;
+  }
+
+  /** The byte offset just after the record and its line feed: where the next record starts. */
+  long nextOffset() {
+    return nextOffset;
+  }
+
+  /** How many lines the record spanned (counting its line feed; a last line without one counts too). */
+  int lines() {
+    return lines;
+  }
+
+  @Override
+  public void close() throws IOException {
+    in.close();
+  }
+}
