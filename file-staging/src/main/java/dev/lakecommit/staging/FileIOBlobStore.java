@@ -66,8 +66,18 @@ public final class FileIOBlobStore implements BlobStore {
   public byte[] read(String name) throws IOException {
     String location = locationOf(name);
     InputFile file = io.newInputFile(location);
-    try (InputStream in = file.newStream()) {
-      return in.readAllBytes();
+    try {
+      // Storages report a missing object each their own way; exists() is uniform (and caches S3's HEAD). An empty
+      // object cannot be read by range on S3 (416), so its length is asked first.
+      if (!file.exists()) {
+        throw new FileNotFoundException(location);
+      }
+      if (file.getLength() == 0) {
+        return new byte[0];
+      }
+      try (InputStream in = file.newStream()) {
+        return in.readAllBytes();
+      }
     } catch (NotFoundException e) {
       throw new FileNotFoundException(location);
     } catch (UncheckedIOException e) {
