@@ -8,8 +8,8 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.avro.AvroSchemaUtil;
 import org.apache.iceberg.avro.NameMappingDatumReader;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.data.avro.PlannedDataReader;
+import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.mapping.MappingUtil;
 

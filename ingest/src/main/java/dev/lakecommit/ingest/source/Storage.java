@@ -18,24 +18,31 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocatedFileStatus;
+import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.hadoop.HadoopInputFile;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
- * Lists and opens input files: local paths through {@code java.nio}, everything else ({@code s3://} through
- * Iceberg's S3FileIO, {@code s3a://} and other Hadoop schemes through HadoopFileIO) through {@link FileIOs}.
+ * Lists and opens input files: local paths through {@code java.nio}, {@code s3://} through Iceberg's S3FileIO
+ * ({@link FileIOs}), and {@code s3a://} and other Hadoop schemes through one Hadoop file system instance per
+ * source (not the shared cache, so that it is closed with the source).
  */
 abstract class Storage implements Closeable {
 
-  static Storage forInput(String input, Map<String, String> properties, Configuration conf) {
+  static Storage forInput(String input, Map<String, String> properties, Configuration conf) throws IOException {
     String scheme = scheme(input);
     if (scheme.isEmpty() || scheme.equals("file")) {
       return new Local();
+    } else if (scheme.equals("s3")) {
+      return new Remote(FileIOs.forLocation(input, properties, conf));
     }
-    return new Remote(FileIOs.forLocation(input, properties, conf));
+    return new Hadoop(input, conf);
   }
 
   /**
@@ -175,7 +182,66 @@ abstract class Storage implements Closeable {
     }
   }
 
-  /** Object stores and Hadoop file systems, through an Iceberg FileIO that can list prefixes. */
+  /** A Hadoop file system ({@code s3a://}, {@code hdfs://}, ...), one instance for the source's lifetime. */
+  private static final class Hadoop extends Storage {
+    private final FileSystem fs;
+
+    Hadoop(String input, Configuration conf) throws IOException {
+      this.fs = FileSystem.newInstance(new org.apache.hadoop.fs.Path(input).toUri(), conf);
+    }
+
+    @Override
+    List<String> listPlain(String input) throws IOException {
+      String location = input.endsWith("/") ? input.substring(0, input.length() - 1) : input;
+      List<String> files = new ArrayList<>();
+      for (String[] entry : listUnder(location)) {
+        if (entry[1].isEmpty()) {
+          return new ArrayList<>(List.of(entry[0]));
+        }
+        if (!hidden(entry[1])) {
+          files.add(entry[0]);
+        }
+      }
+      return files;
+    }
+
+    @Override
+    List<String[]> listUnder(String base) throws IOException {
+      org.apache.hadoop.fs.Path root = fs.makeQualified(new org.apache.hadoop.fs.Path(base.isEmpty() ? "/" : base));
+      String prefix = root.toString();
+      List<String[]> entries = new ArrayList<>();
+      try {
+        RemoteIterator<LocatedFileStatus> files = fs.listFiles(root, true);
+        while (files.hasNext()) {
+          String location = files.next().getPath().toString();
+          if (location.equals(prefix)) {
+            entries.add(new String[] {location, ""});
+          } else if (location.startsWith(prefix.endsWith("/") ? prefix : prefix + "/")) {
+            entries.add(new String[] {location, location.substring(prefix.length()).replaceFirst("^/", "")});
+          }
+        }
+      } catch (FileNotFoundException e) {
+        return entries;
+      }
+      return entries;
+    }
+
+    @Override
+    InputFile open(String location) {
+      return HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(location), fs, fs.getConf());
+    }
+
+    @Override
+    public void close() {
+      try {
+        fs.close();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  /** Object stores through an Iceberg FileIO that can list prefixes (S3FileIO). */
   private static final class Remote extends Storage {
     private final FileIO io;
 

@@ -9,7 +9,6 @@ import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Map;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Types;
@@ -137,6 +136,5 @@ class SchemaTest {
     assertThat(InputFormat.fromExtension("s3://b/in/x.JSONL")).contains(InputFormat.JSON);
     assertThat(InputFormat.fromExtension("/a.b/part-0.parquet")).contains(InputFormat.PARQUET);
     assertThat(InputFormat.fromExtension("/a.b/README")).isEmpty();
-    assertThat(Map.of()).isEmpty();
   }
 }
