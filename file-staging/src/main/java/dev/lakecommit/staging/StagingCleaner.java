@@ -5,12 +5,17 @@ import dev.lakecommit.core.SupportsStagingCleanup;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
+import org.apache.iceberg.exceptions.NotFoundException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.SupportsBulkOperations;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,19 +88,59 @@ public final class StagingCleaner implements SupportsStagingCleanup {
     return deleted;
   }
 
-  private Iterable<FileInfo> list(String prefix) throws IOException {
+  /**
+   * Like {@link #deleteStagedAfter(JobId, long)}, but deletes only files staged by attempts before {@code
+   * currentAttempt}, file by file: safe to run while writers of the current attempt are already staging (for
+   * engines that cannot order the sweep before the writers start).
+   *
+   * @return the number of files deleted
+   */
+  public long deleteStagedAfter(JobId jobId, long checkpointId, int currentAttempt) throws IOException {
+    if (checkpointId < 0 || currentAttempt < 0) {
+      throw new IllegalArgumentException(
+          String.format("Invalid checkpoint id %s or attempt %s (must be >= 0)", checkpointId, currentAttempt));
+    }
+    List<String> doomed = new ArrayList<>();
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
+      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
+      OptionalInt attempt = layout.attemptOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId
+          && attempt.isPresent() && attempt.getAsInt() < currentAttempt) {
+        doomed.add(file.location());
+      }
+    }
+    try {
+      if (io instanceof SupportsBulkOperations bulk) {
+        bulk.deleteFiles(doomed);
+      } else {
+        doomed.forEach(io::deleteFile);
+      }
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    } catch (RuntimeException e) {
+      throw new IOException(
+          "Cannot delete " + doomed.size() + " staged files of job " + jobId + " under " + layout.root(), e);
+    }
+    if (!doomed.isEmpty()) {
+      LOG.info("Deleted {} staged files of job {} above checkpoint {} from attempts before {} under {}",
+          doomed.size(), jobId, checkpointId, currentAttempt, layout.root());
+    }
+    return doomed.size();
+  }
+
+  private List<FileInfo> list(String prefix) throws IOException {
     try {
       // Materialize inside the try: listings are lazy and fail on iteration.
-      java.util.List<FileInfo> files = new java.util.ArrayList<>();
+      List<FileInfo> files = new ArrayList<>();
       io.listPrefix(prefix).forEach(files::add);
       return files;
     } catch (UncheckedIOException e) {
       if (e.getCause() instanceof FileNotFoundException) {
-        return java.util.List.of();
+        return List.of();
       }
       throw e.getCause();
-    } catch (org.apache.iceberg.exceptions.NotFoundException e) {
-      return java.util.List.of();
+    } catch (NotFoundException e) {
+      return List.of();
     }
   }
 }

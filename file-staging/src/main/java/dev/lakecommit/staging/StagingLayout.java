@@ -2,6 +2,7 @@ package dev.lakecommit.staging;
 
 import dev.lakecommit.core.JobId;
 import java.util.Objects;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import org.apache.iceberg.FileFormat;
 
@@ -108,6 +109,29 @@ public final class StagingLayout {
       return id >= 1 ? OptionalLong.of(id) : OptionalLong.empty();
     } catch (NumberFormatException e) {
       return OptionalLong.empty();
+    }
+  }
+
+  /**
+   * The attempt that staged a file of {@code job}, from its name ({@code <job-id>-<ckpt>-<writer>-<attempt>-...}),
+   * or empty if the name is not one this layout gives.
+   */
+  public OptionalInt attemptOf(JobId job, String location) {
+    String name = location.substring(location.lastIndexOf('/') + 1);
+    String prefix = job.value() + "-";
+    if (!name.startsWith(prefix)) {
+      return OptionalInt.empty();
+    }
+    String[] parts = name.substring(prefix.length()).split("-", 4);
+    if (parts.length != 4) {
+      return OptionalInt.empty();
+    }
+    try {
+      Long.parseLong(parts[0]);
+      Integer.parseInt(parts[1]);
+      return OptionalInt.of(Integer.parseInt(parts[2]));
+    } catch (NumberFormatException e) {
+      return OptionalInt.empty();
     }
   }
 

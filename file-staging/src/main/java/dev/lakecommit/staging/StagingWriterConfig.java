@@ -198,7 +198,12 @@ public final class StagingWriterConfig {
       return this;
     }
 
-    /** Files open at once per writer; when a new partition needs one more, the least recently used is closed. */
+    /**
+     * Files open at once per writer; when a new partition needs one more, the least recently used is closed (and
+     * still reported at the checkpoint). Each open Parquet file buffers up to a row group in memory, so a writer's
+     * memory is bounded by about {@code maxOpenFiles x rowGroupSizeBytes}: lower the row-group size for high
+     * fan-out.
+     */
     public Builder maxOpenFiles(int files) {
       checkPositive(files, "max open files");
       this.maxOpenFiles = files;

@@ -192,7 +192,7 @@ class IcebergTableStagingTest {
     List<ManifestFile> committed = table.currentSnapshot().dataManifests(table.io());
     assertThat(committed).extracting(ManifestFile::path).containsExactly(written.path());
     List<String> listed = new ArrayList<>();
-    try (ManifestReader<DataFile> reader = ManifestFiles.read(committed.get(0), io)) {
+    try (ManifestReader<DataFile> reader = ManifestFiles.read(committed.get(0), io, table.specs())) {
       reader.forEach(file -> listed.add(file.location()));
     }
     assertThat(listed).containsExactlyInAnyOrderElementsOf(

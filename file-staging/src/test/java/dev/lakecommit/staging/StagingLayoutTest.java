@@ -36,6 +36,15 @@ class StagingLayoutTest {
   }
 
   @Test
+  void findsTheAttemptInAFileName() {
+    StagingLayout layout = StagingLayout.under("/tmp/staging");
+    assertThat(layout.attemptOf(JOB, "/tmp/staging/ingest-7/ckpt-5/ingest-7-5-2-3-0.parquet")).hasValue(3);
+    assertThat(layout.attemptOf(JOB, "s3://b/s/ingest-7/ckpt-5/ingest-7-5-2-4-manifest.avro")).hasValue(4);
+    assertThat(layout.attemptOf(JOB, "/tmp/staging/ingest-7/ckpt-5/other.parquet")).isEmpty();
+    assertThat(layout.attemptOf(JOB, "/tmp/staging/ingest-7/ckpt-5/ingest-7-5-x-3-0.parquet")).isEmpty();
+  }
+
+  @Test
   void refusesInvalidParts() {
     assertThatThrownBy(() -> StagingLayout.under("/")).hasMessageContaining("Invalid staging root: '/'");
     StagingLayout layout = StagingLayout.under("/tmp/s");

@@ -338,6 +338,28 @@ abstract class StagingWriterContract {
     assertThat(metrics.upperBounds().get(id)).isEqualTo(Conversions.toByteBuffer(type, upper));
   }
 
+  @Test
+  void attemptAwareCleanerSparesTheCurrentAttemptsFiles() throws IOException {
+    StagingWriterConfig config = config(AllTypes.SCHEMA).build();
+    StagedFile old;
+    try (StagingWriter<Record> crashed = StagingWriter.forRecords(config, context(0, 0, 1))) {
+      crashed.write(AllTypes.row(1));
+      old = crashed.prepareCommit(2).orElseThrow().files().get(0); // checkpoint 2 never completed
+    }
+    try (StagingWriter<Record> current = StagingWriter.forRecords(config, context(0, 1, 1))) {
+      current.write(AllTypes.row(2));
+      StagedFile fresh = current.prepareCommit(2).orElseThrow().files().get(0);
+      assertThat(layout.attemptOf(JOB, old.path())).hasValue(0);
+      assertThat(layout.attemptOf(JOB, fresh.path())).hasValue(1);
+
+      StagingCleaner cleaner = new StagingCleaner(io(), layout);
+      assertThat(cleaner.deleteStagedAfter(JOB, 1, 1)).isEqualTo(1);
+      assertThat(io().newInputFile(old.path()).exists()).isFalse();
+      assertThat(io().newInputFile(fresh.path()).exists()).isTrue();
+      assertThat(cleaner.deleteStagedAfter(JOB, 1, 1)).isZero();
+    }
+  }
+
   /** How a listing names a location this test wrote (a Hadoop listing of a local path adds the scheme). */
   protected String listedForm(String location) {
     return location;

@@ -1,5 +1,6 @@
 package dev.lakecommit.staging.testing;
 
+import java.io.IOException;
 import java.net.URI;
 import java.util.HashMap;
 import java.util.Map;
@@ -126,8 +127,13 @@ public final class S3TestServer implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
-    proxy.stop();
-    store.close();
+  public void close() throws IOException {
+    try {
+      proxy.stop();
+    } catch (Exception e) {
+      throw new IOException("Cannot stop the S3 test server at " + endpoint, e);
+    } finally {
+      store.close();
+    }
   }
 }
