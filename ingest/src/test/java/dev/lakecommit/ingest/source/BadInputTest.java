@@ -222,6 +222,58 @@ class BadInputTest {
     }
   }
 
+  @Test
+  void aNullInARequiredParquetColumnNamesTheRecordAndField() throws IOException {
+    Schema written = SchemaParser.parse("id long, name string");
+    List<Record> rows = new ArrayList<>();
+    for (long i = 0; i < 4; i++) {
+      org.apache.iceberg.data.GenericRecord row = org.apache.iceberg.data.GenericRecord.create(written);
+      row.setField("id", i == 2 ? null : i);
+      row.setField("name", "n" + i);
+      rows.add(row);
+    }
+    Path file = FileWriters.icebergParquet(dir.resolve("a.parquet"), written, rows, false);
+    List<String> rejected = new ArrayList<>();
+    FileSource source = Sources.of(file, null, SchemaParser.parse("id long not null, name string"));
+    try (SourceReader<Record> reader = source.open(null)) {
+      reader.next();
+      reader.next();
+      assertThatThrownBy(reader::next).isInstanceOf(BadRecordException.class)
+          .hasMessage("Bad input in " + file + " record 3, field 'id': is null but required");
+      assertThat(reader.next().getField("id")).as("reading goes on after a bad record").isEqualTo(3L);
+    }
+    assertThat(Sources.readAll(source.badRecords(sink(rejected)))).hasSize(3);
+    assertThat(rejected).containsExactly(file + " 3: field 'id': is null but required");
+  }
+
+  @Test
+  void aBadCsvHeaderRejectsTheWholeFile() throws IOException {
+    Sources.lines(dir.resolve("in/a.csv"), "id,name,id", "1,a,2");
+    Sources.lines(dir.resolve("in/b.csv"), "id,name", "3,c");
+    List<String> rejected = new ArrayList<>();
+    FileSource source = Sources.of(dir.resolve("in"), null, SchemaParser.parse("id long, name string"));
+    assertThat(Sources.readAll(source.badRecords(sink(rejected)))).extracting(r -> r.getField("id"))
+        .containsExactly(3L);
+    assertThat(rejected).containsExactly(dir.resolve("in/a.csv") + " 1: header column 'id' appears twice");
+  }
+
+  private static BadRecordSink sink(List<String> rejected) {
+    return new BadRecordSink() {
+      @Override
+      public void reject(String file, long line, String reason, String raw) {
+        rejected.add(file + " " + line + ": " + reason);
+      }
+
+      @Override
+      public long count() {
+        return rejected.size();
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
   private static byte[] concat(byte[]... parts) {
     int length = 0;
     for (byte[] part : parts) {
