@@ -28,6 +28,10 @@ import org.apache.iceberg.types.TypeUtil;
  * after it. A listing that changed before the position's file fails the reopen, naming the file; files added after
  * it are read.
  *
+ * <p>Columns are matched by name: JSON fields exactly (fields the schema lacks are not read), CSV header columns
+ * and Parquet and Avro columns exactly or else ignoring case. A schema column a file lacks is null; if it is
+ * required, that is bad input. Values must fit their column's type exactly: no rounding, truncation or overflow.
+ *
  * <p>Input that does not fit — a malformed line, a value that does not fit the schema, a file that cannot be read
  * as its format or that disappeared after listing — fails the reader with a {@link BadRecordException}, or, with a
  * {@link #badRecords(BadRecordSink) sink}, is handed to the sink and skipped. An empty file has no records.
