@@ -212,12 +212,14 @@ public final class StagingWriterConfig {
 
     /**
      * Also write, at every checkpoint, one Iceberg manifest of the writer's files for a table of this format
-     * version (1, 2 or 3), and report it in the {@link StagingManifest}.
+     * version (2 or 3), and report it in the {@link StagingManifest}. Format v1 manifests carry a snapshot id in
+     * every entry, so they cannot be written before the commit: add the files to v1 tables instead.
      */
     public Builder writeIcebergManifests(int formatVersion) {
-      if (formatVersion < 1 || formatVersion > 3) {
+      if (formatVersion < 2 || formatVersion > 3) {
         throw new IllegalArgumentException(
-            String.format("Invalid table format version: %s (must be 1, 2 or 3)", formatVersion));
+            String.format("Invalid table format version for writer manifests: %s (must be 2 or 3; on a v1 table "
+                + "add the staged files instead)", formatVersion));
       }
       this.manifestFormatVersion = formatVersion;
       return this;

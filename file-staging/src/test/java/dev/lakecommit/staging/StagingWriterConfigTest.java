@@ -48,7 +48,9 @@ class StagingWriterConfigTest {
     assertThatThrownBy(() -> base.maxOpenFiles(0)).hasMessage("Invalid max open files: 0 (must be > 0)");
     assertThatThrownBy(() -> base.maxRowsPerFile(-5)).hasMessage("Invalid max rows per file: -5 (must be > 0)");
     assertThatThrownBy(() -> base.targetFileSizeBytes(0)).hasMessageContaining("Invalid target file size: 0");
-    assertThatThrownBy(() -> base.writeIcebergManifests(4)).hasMessageContaining("Invalid table format version: 4");
+    assertThatThrownBy(() -> base.writeIcebergManifests(4))
+        .hasMessageContaining("Invalid table format version for writer manifests: 4");
+    assertThatThrownBy(() -> base.writeIcebergManifests(1)).hasMessageContaining("add the staged files instead");
     assertThatThrownBy(() -> base.codec("lzma")).hasMessageContaining("Invalid Parquet codec: 'lzma'");
     assertThatThrownBy(() -> StagingWriterConfig.builder().schema(AllTypes.SCHEMA).build())
         .hasMessageContaining("Missing FileIO");
