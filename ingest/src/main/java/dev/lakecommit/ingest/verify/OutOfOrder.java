@@ -42,6 +42,7 @@ final class OutOfOrder {
 
     Schema projection = table.schema().select(eventTimeColumn);
     Accessor<StructLike> eventTime = Audit.accessor(projection, eventTimeColumn, "table " + table.name());
+    boolean topLevel = projection.asStruct().field(eventTimeColumn) != null;
     Comparable committedMax = null;
     long late = 0;
     Long parent = null;
@@ -56,7 +57,8 @@ final class OutOfOrder {
         for (FileScanTask task : tasks) {
           try (CloseableIterable<Record> rows = read(table, task, projection)) {
             for (Record row : rows) {
-              Comparable value = (Comparable) eventTime.get(row);
+              // Records hold dates and times as java.time values; accessors expect Iceberg's internal longs.
+              Comparable value = (Comparable) (topLevel ? row.getField(eventTimeColumn) : eventTime.get(row));
               if (value == null) {
                 continue;
               }

@@ -1,0 +1,34 @@
+package dev.lakecommit.ingest;
+
+import dev.lakecommit.ingest.cli.LakecommitCommand;
+import picocli.CommandLine;
+
+/** Entry point of the {@code lakecommit} tool. */
+public final class Main {
+  private Main() {}
+
+  public static void main(String[] args) {
+    System.exit(run(args));
+  }
+
+  /** Runs the tool and returns its exit code (see {@link LakecommitCommand}). */
+  public static int run(String... args) {
+    configureLogging();
+    return LakecommitCommand.commandLine().execute(args);
+  }
+
+  private static void configureLogging() {
+    setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    setIfAbsent("org.slf4j.simpleLogger.log.dev.lakecommit", "info");
+    setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
+    setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss");
+    setIfAbsent("org.slf4j.simpleLogger.showThreadName", "false");
+    setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
+  }
+
+  private static void setIfAbsent(String key, String value) {
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, value);
+    }
+  }
+}

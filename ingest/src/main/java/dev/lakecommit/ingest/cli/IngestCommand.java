@@ -1,0 +1,172 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.JobResult;
+import dev.lakecommit.core.runtime.RestoreBehindPolicy;
+import dev.lakecommit.core.runtime.StandaloneJob;
+import dev.lakecommit.iceberg.IcebergSink;
+import dev.lakecommit.iceberg.IcebergSinkConfig;
+import dev.lakecommit.ingest.source.DeadLetterFiles;
+import dev.lakecommit.ingest.source.FileSource;
+import dev.lakecommit.ingest.source.InputFormat;
+import dev.lakecommit.ingest.source.SchemaParser;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code lakecommit ingest}: files to a table, one commit per checkpoint, resumable after any crash. */
+@Command(name = "ingest", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {
+        "Ingests files (JSON lines, CSV with a header, Parquet, Avro) into an Iceberg table with N parallel "
+            + "writers and one commit per checkpoint.",
+        "Running the same command again after a crash resumes from the last complete checkpoint; after a "
+            + "finished run it commits nothing new."})
+public final class IngestCommand implements Callable<Integer> {
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--input", required = true, paramLabel = "PATH|GLOB|URI",
+      description = "A file, a directory or a glob; local, s3:// or s3a://.")
+  String input;
+
+  @Option(names = "--format", paramLabel = "FORMAT",
+      description = "json, csv, parquet or avro (default: by file extension).")
+  String format;
+
+  @Option(names = "--schema", paramLabel = "COLUMNS",
+      description = "Schema of the input, e.g. \"id long not null, name string, ts timestamptz\" "
+          + "(default: inferred from a sample).")
+  String schema;
+
+  @Mixin TableOptions table;
+
+  @Mixin JobOptions job;
+
+  @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
+      description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...")
+  List<String> partitionBy = new ArrayList<>();
+
+  @Option(names = "--no-create-table", negatable = false,
+      description = "Fail if the table does not exist instead of creating it.")
+  boolean noCreateTable;
+
+  @Option(names = "--add-new-columns", description = "Add optional input columns the table lacks.")
+  boolean addNewColumns;
+
+  @Option(names = "--parallelism", paramLabel = "N", defaultValue = "2",
+      description = "Writer threads (default: ${DEFAULT-VALUE}).")
+  int parallelism;
+
+  @Option(names = "--checkpoint-every-records", paramLabel = "N", defaultValue = "100000",
+      description = "Records per checkpoint (default: ${DEFAULT-VALUE}).")
+  long checkpointEveryRecords;
+
+  @Option(names = "--checkpoint-interval", paramLabel = "DURATION", defaultValue = "PT30S",
+      description = "Longest time between checkpoints, ISO-8601 or like 30s, 5m (default: 30s).",
+      converter = DurationConverter.class)
+  Duration checkpointInterval;
+
+  @Option(names = "--codec", paramLabel = "CODEC", description = "Parquet codec: zstd (default), snappy, ...")
+  String codec;
+
+  @Option(names = "--bad-records", paramLabel = "DIR",
+      description = "Write records that do not fit to dead-letter files here and go on (default: stop).")
+  Path badRecords;
+
+  @Option(names = "--on-restore-behind", paramLabel = "POLICY", defaultValue = "FAIL",
+      description = "If the table holds a newer checkpoint of this job than the checkpoint directory: "
+          + "FAIL (default) or CONTINUE (rows after the restored checkpoint are written again).")
+  RestoreBehindPolicy restoreBehind;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    FileSource source = FileSource.of(input, format == null ? null : InputFormat.of(format),
+        schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
+        new org.apache.hadoop.conf.Configuration());
+    JobId jobId = job.jobId(input, table.table());
+    IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
+    if (!noCreateTable) {
+      config.createTable(source.schema(), partitionBy);
+    }
+    if (codec != null) {
+      config.codec(codec);
+    }
+    IcebergSink<Record> sink = IcebergSink.forRecords(config.build());
+    if (badRecords != null) {
+      source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
+    }
+    out.printf("Ingesting %d file(s) from %s into %s as job %s%n", source.files().size(), input, table.table(),
+        jobId);
+    AtomicLong rowsRead = new AtomicLong();
+    JobResult result;
+    try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
+      result = StandaloneJob.builder(sink, counting(source, rowsRead))
+          .jobId(jobId)
+          .checkpointStore(job.checkpointStore(jobId, table))
+          .parallelism(parallelism)
+          .checkpointEveryRecords(checkpointEveryRecords)
+          .checkpointInterval(checkpointInterval)
+          .restoreBehind(restoreBehind)
+          .listener(progress)
+          .build()
+          .run();
+    }
+    report(out, sink.table(), jobId, result);
+    return 0;
+  }
+
+  private void report(PrintWriter out, Table target, JobId jobId, JobResult result) {
+    target.refresh();
+    Snapshot snapshot = target.currentSnapshot();
+    String snapshotText = snapshot == null ? "none" : snapshot.snapshotId() + " "
+        + snapshot.summary().getOrDefault("lakecommit.checkpoint-id", "");
+    if (result.recordsRead() == 0 && result.commits() == 0) {
+      out.printf("Nothing new to commit: job %s already committed up to checkpoint %d; table %s is at "
+          + "snapshot %s%n", jobId, result.lastCheckpointId(), table.table(), snapshotText.trim());
+      return;
+    }
+    out.printf("Committed %,d rows in %d checkpoint(s) (%d commit(s), %d already committed) to %s; "
+            + "snapshot %d (checkpoint %d of job %s)%n", result.recordsRead(), result.checkpoints(),
+        result.commits(), result.skippedCommits(), table.table(),
+        snapshot == null ? -1 : snapshot.snapshotId(), result.lastCheckpointId(), jobId);
+  }
+
+  private static CheckpointedSource<Record> counting(FileSource source, AtomicLong rows) {
+    return position -> {
+      CheckpointedSource.SourceReader<Record> reader = source.open(position);
+      return new CheckpointedSource.SourceReader<>() {
+        @Override
+        public Record next() throws IOException {
+          Record record = reader.next();
+          if (record != null) {
+            rows.incrementAndGet();
+          }
+          return record;
+        }
+
+        @Override
+        public byte[] position() {
+          return reader.position();
+        }
+
+        @Override
+        public void close() throws IOException {
+          reader.close();
+        }
+      };
+    };
+  }
+}

@@ -1,0 +1,76 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.runtime.BlobStore;
+import dev.lakecommit.core.runtime.CheckpointStore;
+import dev.lakecommit.core.runtime.LocalBlobStore;
+import dev.lakecommit.staging.FileIOBlobStore;
+import dev.lakecommit.staging.FileIOs;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+import java.util.Map;
+import picocli.CommandLine.Option;
+
+/** The job's identity and where its checkpoints live. */
+public final class JobOptions {
+  @Option(names = "--job-id", paramLabel = "ID",
+      description = "Stable id of the job across restarts (default: derived from the input and the table).")
+  String jobId;
+
+  @Option(names = "--checkpoint-dir", paramLabel = "DIR|URI",
+      description = "Where checkpoints are kept: a local directory or s3://, s3a:// (default: "
+          + "<warehouse>/_lakecommit/checkpoints/<job-id> for the embedded catalog, "
+          + "./.lakecommit/checkpoints/<job-id> otherwise).")
+  String checkpointDir;
+
+  /** The given job id, or one derived from what the job reads and writes, so reruns find their checkpoints. */
+  public JobId jobId(String input, String table) {
+    if (jobId != null) {
+      return JobId.of(jobId);
+    }
+    String slug = table.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("^-|-$", "");
+    return JobId.of("ingest-" + slug + "-" + shortHash(input + "\n" + table));
+  }
+
+  public JobId requiredJobId() {
+    if (jobId == null) {
+      throw new IllegalArgumentException("Missing option --job-id");
+    }
+    return JobId.of(jobId);
+  }
+
+  /** The checkpoint location of a job, as given or by default under the tool's state directory. */
+  public String checkpointLocation(JobId job, TableOptions table) {
+    if (checkpointDir != null) {
+      return checkpointDir;
+    }
+    return table.stateDir().resolve("checkpoints").resolve(job.value()).toString();
+  }
+
+  /** The checkpoint store of a job, on local disk or on an object store through a FileIO. */
+  public CheckpointStore checkpointStore(JobId job, TableOptions table) throws IOException {
+    return new CheckpointStore(blobStore(checkpointLocation(job, table), table.catalogProperties()));
+  }
+
+  static BlobStore blobStore(String location, Map<String, String> properties) throws IOException {
+    if (location.startsWith("s3://") || location.startsWith("s3a://") || location.startsWith("hdfs://")) {
+      return new FileIOBlobStore(
+          FileIOs.forLocation(location, properties, new org.apache.hadoop.conf.Configuration()), location);
+    }
+    return new LocalBlobStore(Path.of(location.startsWith("file:") ? location.substring(5) : location));
+  }
+
+  private static String shortHash(String text) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 4);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

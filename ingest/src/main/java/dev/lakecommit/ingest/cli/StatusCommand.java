@@ -1,0 +1,99 @@
+package dev.lakecommit.ingest.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.runtime.CheckpointRecord;
+import dev.lakecommit.core.runtime.CheckpointStore;
+import dev.lakecommit.ingest.source.FileSource;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code lakecommit status}: jobs of a table, their last committed checkpoint, and a job's pending ones. */
+@Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
+    description = "Shows the jobs that committed to a table (last committed checkpoint of each) and, for a job, "
+        + "its newest durable checkpoint and the checkpoints still pending commit.")
+public final class StatusCommand implements Callable<Integer> {
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Mixin TableOptions table;
+
+  @Mixin JobOptions job;
+
+  @Option(names = "--json", description = "Print as JSON.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    Table target = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
+            table.catalogProperties(), new org.apache.hadoop.conf.Configuration())
+        .loadTable(TableIdentifier.parse(table.table()));
+    Map<String, Object> status = new LinkedHashMap<>();
+    status.put("table", table.table());
+    Snapshot current = target.currentSnapshot();
+    status.put("snapshot", current == null ? null : current.snapshotId());
+    Map<String, Long> jobs = new LinkedHashMap<>();
+    target.properties().forEach((key, value) -> {
+      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
+        jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), Long.parseLong(value));
+      }
+    });
+    status.put("jobs", jobs);
+    if (job.jobId != null) {
+      status.put("job", jobStatus(job.requiredJobId(), jobs.get(job.jobId)));
+    }
+    if (json) {
+      out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+    } else {
+      out.printf("table %s, snapshot %s%n", table.table(), status.get("snapshot"));
+      if (jobs.isEmpty()) {
+        out.println("no Lakecommit job has committed to this table");
+      }
+      jobs.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%n", id, checkpoint));
+      if (status.get("job") instanceof Map<?, ?> detail) {
+        detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
+      }
+    }
+    out.flush();
+    return 0;
+  }
+
+  private Map<String, Object> jobStatus(JobId jobId, Long committed) throws java.io.IOException {
+    Map<String, Object> detail = new LinkedHashMap<>();
+    detail.put("job-id", jobId.value());
+    detail.put("last-committed-checkpoint", committed);
+    String location = job.checkpointLocation(jobId, table);
+    detail.put("checkpoint-dir", location);
+    CheckpointStore store = job.checkpointStore(jobId, table);
+    List<Long> ids = store.checkpointIds();
+    if (ids.isEmpty()) {
+      detail.put("latest-checkpoint", null);
+      return detail;
+    }
+    CheckpointRecord latest = store.load(jobId, ids.get(0));
+    detail.put("latest-checkpoint", latest.checkpointId());
+    detail.put("records-read", latest.recordCount());
+    detail.put("source-position", FileSource.describe(latest.sourcePosition()));
+    List<Long> pending = new ArrayList<>();
+    for (long id : latest.pendingCommits().keySet()) {
+      if (committed == null || id > committed) {
+        pending.add(id);
+      }
+    }
+    detail.put("pending-checkpoints", pending);
+    return detail;
+  }
+}

@@ -1,0 +1,66 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.ingest.source.FileSource;
+import dev.lakecommit.ingest.source.InputFormat;
+import dev.lakecommit.ingest.source.SchemaParser;
+import dev.lakecommit.ingest.verify.Audit;
+import dev.lakecommit.ingest.verify.AuditReport;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code lakecommit verify}: the exactly-once audit of a table against its source. */
+@Command(name = "verify", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"Compares a table with its source by a unique key and prints the duplicate, loss and "
+        + "out-of-order rates. Exit code 1 on any duplicate or loss.",
+        "Inputs larger than memory are compared through spill files."})
+public final class VerifyCommand implements Callable<Integer> {
+  @Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--source", required = true, paramLabel = "PATH|GLOB|URI", description = "The source files.")
+  String source;
+
+  @Option(names = "--format", paramLabel = "FORMAT", description = "json, csv, parquet or avro.")
+  String format;
+
+  @Option(names = "--schema", paramLabel = "COLUMNS", description = "Schema of the source (default: inferred).")
+  String schema;
+
+  @Mixin TableOptions table;
+
+  @Option(names = "--key", required = true, paramLabel = "COLUMN", description = "The unique key column.")
+  String key;
+
+  @Option(names = "--event-time", paramLabel = "COLUMN",
+      description = "An event-time column: also report the out-of-order rate.")
+  String eventTime;
+
+  @Option(names = "--spill-dir", paramLabel = "DIR", description = "Where to spill keys (default: a temp dir).")
+  Path spillDir;
+
+  @Option(names = "--json", description = "Print the report as JSON.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    PrintWriter out = spec.commandLine().getOut();
+    FileSource input = FileSource.of(source, format == null ? null : InputFormat.of(format),
+        schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
+        new org.apache.hadoop.conf.Configuration());
+    Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
+        table.catalogProperties(), new org.apache.hadoop.conf.Configuration());
+    Table target = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table.table()));
+    Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
+    AuditReport report = Audit.run(input, target, key, eventTime, spill);
+    out.println(json ? report.toJson() : report.toTable());
+    out.flush();
+    return report.passed() ? 0 : LakecommitCommand.VERIFY_FAILED;
+  }
+}
