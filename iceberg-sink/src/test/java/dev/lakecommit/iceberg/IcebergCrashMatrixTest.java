@@ -121,7 +121,7 @@ class IcebergCrashMatrixTest {
   @MethodSource("pointsAndCatalogs")
   void everyCrashPointEndsWithExactlyTheSourceRows(String catalog, String point, int occurrence)
       throws IOException {
-    CrashHarness.Outcome outcome = run(catalog, dir, CrashSchedule.at(point, occurrence), true, false);
+    CrashHarness.Outcome outcome = run(catalog, dir, CrashSchedule.at(point, occurrence), true, occurrence % 2 == 1);
 
     assertThat(outcome.failure()).isNull();
     assertThat(outcome.crashes()).isEqualTo(1);
@@ -138,7 +138,7 @@ class IcebergCrashMatrixTest {
       CrashSchedule schedule = CrashSchedule.random(random, CONFIG.writesPerLife(), CONFIG.checkpointsPerLife());
       Path base = Files.createDirectory(dir.resolve("schedule-" + i));
       // odd schedules add files one by one, even ones append the writers' manifests
-      CrashHarness.Outcome outcome = run(catalog, base, schedule, true, false);
+      CrashHarness.Outcome outcome = run(catalog, base, schedule, true, i % 2 == 0);
       String context = "seed " + seed + " (-Dlakecommit.seed=" + seed + "), schedule " + i + " " + schedule;
       assertThat(outcome.failure()).as(context).isNull();
       assertThat(outcome.audit().exact()).as(context + ": " + outcome.audit()).isTrue();
@@ -148,6 +148,8 @@ class IcebergCrashMatrixTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("catalogs")
   void withoutTheIdempotencyCheckARestoreDuplicatesRows(String catalog) throws IOException {
+    // Files added one by one: a manifest appended twice is read once (Iceberg keys manifests by path), which
+    // would hide the second commit from a row count, though not from the snapshot history.
     CrashHarness.Outcome outcome =
         run(catalog, dir, CrashSchedule.at(CrashSchedule.COMMIT_APPLIED, 2), false, false);
 
