@@ -24,6 +24,8 @@ public final class Main {
     setIfAbsent("org.slf4j.simpleLogger.dateTimeFormat", "HH:mm:ss");
     setIfAbsent("org.slf4j.simpleLogger.showThreadName", "false");
     setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
+    // Hadoop's pure-Java code paths are what the tool uses; the missing native library is no news.
+    setIfAbsent("org.slf4j.simpleLogger.log.org.apache.hadoop.util.NativeCodeLoader", "error");
   }
 
   private static void setIfAbsent(String key, String value) {

@@ -36,12 +36,14 @@ class IngestKillIT {
     while (exit != 0) {
       runs++;
       assertThat(runs).as("seed %s: the job finishes within the allowed restarts", seed).isLessThan(kills * 3 + 10);
-      Process process = new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(dir.resolve("run-" + runs + ".log").toFile()).start();
+      Path log = dir.resolve("run-" + runs + ".log");
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
       if (killed < kills) {
-        // Let it run for a random while — from start-up to several checkpoints — then kill it without warning.
-        long delayMillis = 300 + random.nextInt(2500);
-        if (!process.waitFor(delayMillis, TimeUnit.MILLISECONDS)) {
+        // Kill without warning (SIGKILL: no shutdown hooks, nothing flushed) at a random moment: mostly after
+        // this run completed a checkpoint of its own (so every run makes progress), sometimes during start-up.
+        boolean early = random.nextInt(5) == 0;
+        awaitOutput(process, log, early ? "Ingesting " : " complete: ");
+        if (!process.waitFor(random.nextInt(early ? 300 : 500), TimeUnit.MILLISECONDS)) {
           process.destroyForcibly().waitFor();
           killed++;
           continue;
@@ -55,6 +57,17 @@ class IngestKillIT {
           .isIn(0);
     }
 
+    // The kills hit jobs at different stages: later runs resumed from different checkpoints.
+    java.util.Set<String> resumedFrom = new java.util.TreeSet<>();
+    for (int run = 1; run <= runs; run++) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("Resuming after checkpoint (\\d+)")
+          .matcher(Files.readString(dir.resolve("run-" + run + ".log")));
+      if (m.find()) {
+        resumedFrom.add(m.group(1));
+      }
+    }
+    assertThat(resumedFrom).as("checkpoints resumed from (seed %s)", seed).hasSizeGreaterThanOrEqualTo(2);
+
     CliRun verify = CliRun.of("verify", "--source", input.toString(), "--table", "load.events",
         "--warehouse", dir.resolve("wh").toString(), "--key", "id", "--json");
     assertThat(killed).as("kills that hit a running process (seed %s)", seed).isGreaterThanOrEqualTo(kills);
@@ -62,12 +75,21 @@ class IngestKillIT {
     assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
   }
 
+  /** Waits until the child printed {@code marker} (it is then past start-up) or ended. */
+  private static void awaitOutput(Process process, Path log, String marker) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (!Files.readString(log).contains(marker) && process.isAlive()) {
+      assertThat(System.nanoTime()).as("the child started reading within 2 minutes").isLessThan(deadline);
+      process.waitFor(20, TimeUnit.MILLISECONDS);
+    }
+  }
+
   private List<String> command(Path input) {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     return List.of(java, "-Xmx512m", "-cp", System.getProperty("java.class.path"), Main.class.getName(),
         "ingest", "--input", input.toString(), "--table", "load.events",
         "--warehouse", dir.resolve("wh").toString(), "--job-id", "kill-test",
-        "--parallelism", "2", "--checkpoint-every-records", "10000");
+        "--parallelism", "2", "--checkpoint-every-records", "5000");
   }
 
   private Path writeInput(int rows) throws IOException {

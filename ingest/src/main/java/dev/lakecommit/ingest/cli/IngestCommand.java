@@ -110,6 +110,7 @@ public final class IngestCommand implements Callable<Integer> {
     }
     out.printf("Ingesting %d file(s) from %s into %s as job %s%n", source.files().size(), input, table.table(),
         jobId);
+    out.flush();
     AtomicLong rowsRead = new AtomicLong();
     JobResult result;
     try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
@@ -131,11 +132,14 @@ public final class IngestCommand implements Callable<Integer> {
   private void report(PrintWriter out, Table target, JobId jobId, JobResult result) {
     target.refresh();
     Snapshot snapshot = target.currentSnapshot();
-    String snapshotText = snapshot == null ? "none" : snapshot.snapshotId() + " "
-        + snapshot.summary().getOrDefault("lakecommit.checkpoint-id", "");
+    String snapshotText = snapshot == null ? "none" : snapshot.snapshotId()
+        + (snapshot.summary().containsKey(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY)
+            ? " (checkpoint " + snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY) + " of job "
+                + snapshot.summary().get(dev.lakecommit.core.CommitId.JOB_ID_KEY) + ")"
+            : "");
     if (result.recordsRead() == 0 && result.commits() == 0) {
       out.printf("Nothing new to commit: job %s already committed up to checkpoint %d; table %s is at "
-          + "snapshot %s%n", jobId, result.lastCheckpointId(), table.table(), snapshotText.trim());
+          + "snapshot %s%n", jobId, result.lastCheckpointId(), table.table(), snapshotText);
       return;
     }
     out.printf("Committed %,d rows in %d checkpoint(s) (%d commit(s), %d already committed) to %s; "

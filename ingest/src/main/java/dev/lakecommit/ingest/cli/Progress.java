@@ -41,6 +41,7 @@ final class Progress implements JobListener, AutoCloseable {
     if (restoredCheckpointId > 0) {
       out.printf("Resuming after checkpoint %d (%,d rows already read), attempt %d%n", restoredCheckpointId,
           recordCount, attempt);
+      out.flush();
     }
   }
 
