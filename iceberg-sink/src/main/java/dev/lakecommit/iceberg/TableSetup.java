@@ -26,7 +26,7 @@ final class TableSetup {
   static Catalog loadCatalog(IcebergSinkConfig config) {
     try {
       return CatalogUtil.buildIcebergCatalog(config.catalogName, config.catalogProperties,
-          new org.apache.hadoop.conf.Configuration());
+          HadoopConfs.from(config.catalogProperties));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException(String.format("Cannot load catalog '%s' (type=%s): %s",
           config.catalogName, config.catalogProperties.getOrDefault("type",

@@ -40,7 +40,7 @@ public final class CleanupCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     JobId jobId = job.requiredJobId();
     Table target = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-            table.catalogProperties(), new org.apache.hadoop.conf.Configuration())
+            table.catalogProperties(), table.hadoopConf())
         .loadTable(TableIdentifier.parse(table.table()));
     String watermark = target.properties().get(dev.lakecommit.core.CommitId.watermarkKey(jobId));
     CheckpointStore store = job.checkpointStore(jobId, table);

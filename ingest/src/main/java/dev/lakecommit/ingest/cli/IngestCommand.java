@@ -95,7 +95,7 @@ public final class IngestCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     FileSource source = FileSource.of(input, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
-        new org.apache.hadoop.conf.Configuration());
+        table.hadoopConf());
     JobId jobId = job.jobId(input, table.table());
     IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
     if (!noCreateTable) {

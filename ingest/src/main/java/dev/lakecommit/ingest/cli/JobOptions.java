@@ -60,7 +60,7 @@ public final class JobOptions {
   static BlobStore blobStore(String location, Map<String, String> properties) throws IOException {
     if (location.startsWith("s3://") || location.startsWith("s3a://") || location.startsWith("hdfs://")) {
       return new FileIOBlobStore(
-          FileIOs.forLocation(location, properties, new org.apache.hadoop.conf.Configuration()), location);
+          FileIOs.forLocation(location, properties, dev.lakecommit.iceberg.HadoopConfs.from(properties)), location);
     }
     return new LocalBlobStore(Path.of(location.startsWith("file:") ? location.substring(5) : location));
   }

@@ -39,7 +39,7 @@ public final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     Table target = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-            table.catalogProperties(), new org.apache.hadoop.conf.Configuration())
+            table.catalogProperties(), table.hadoopConf())
         .loadTable(TableIdentifier.parse(table.table()));
     Map<String, Object> status = new LinkedHashMap<>();
     status.put("table", table.table());

@@ -42,6 +42,11 @@ public final class TableOptions {
     return embedded;
   }
 
+  /** Hadoop settings for {@code s3a://} and other Hadoop paths: the {@code fs.*} catalog properties. */
+  public org.apache.hadoop.conf.Configuration hadoopConf() {
+    return dev.lakecommit.iceberg.HadoopConfs.from(catalogProperties());
+  }
+
   public boolean embedded() {
     return catalogProperties.isEmpty();
   }

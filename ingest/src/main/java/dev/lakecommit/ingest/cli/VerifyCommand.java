@@ -53,9 +53,9 @@ public final class VerifyCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     FileSource input = FileSource.of(source, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
-        new org.apache.hadoop.conf.Configuration());
+        table.hadoopConf());
     Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-        table.catalogProperties(), new org.apache.hadoop.conf.Configuration());
+        table.catalogProperties(), table.hadoopConf());
     Table target = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table.table()));
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
     AuditReport report = Audit.run(input, target, key, eventTime, spill);
