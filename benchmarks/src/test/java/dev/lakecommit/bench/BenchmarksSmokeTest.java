@@ -1,0 +1,74 @@
+package dev.lakecommit.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.BenchmarkList;
+import org.openjdk.jmh.runner.BenchmarkListEntry;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+
+/**
+ * Keeps the suite from rotting: runs every benchmark of the module in-process (no fork), one short warm-up and
+ * one short measurement iteration, at tiny sizes, over every other {@code @Param} combination, and checks that
+ * each produced a positive score. Not a measurement.
+ */
+class BenchmarksSmokeTest {
+  /** Tiny sizes for the {@code @Param}s that scale a benchmark; a benchmark without such a param ignores them. */
+  private static final String[][] TINY_PARAMS = {
+    {"rows", "1000"},
+  };
+
+  @Test
+  void everyBenchmarkRunsAndScores() throws Exception {
+    OptionsBuilder builder = new OptionsBuilder();
+    builder.include("dev\\.lakecommit\\.bench\\..*")
+        .forks(0)
+        .warmupIterations(1)
+        .warmupTime(TimeValue.milliseconds(100))
+        .measurementIterations(1)
+        .measurementTime(TimeValue.milliseconds(100))
+        .timeout(TimeValue.seconds(60))
+        .shouldFailOnError(true)
+        .verbosity(VerboseMode.NORMAL);
+    for (String[] param : TINY_PARAMS) {
+      builder.param(param[0], param[1]);
+    }
+    Options options = builder.build();
+
+    long start = System.nanoTime();
+    List<RunResult> results = List.copyOf(new Runner(options).run());
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+
+    Set<String> expected = declaredBenchmarks();
+    Set<String> ran =
+        results.stream().map(r -> r.getParams().getBenchmark()).collect(Collectors.toCollection(TreeSet::new));
+    assertThat(expected).as("benchmarks declared in META-INF/BenchmarkList").isNotEmpty();
+    assertThat(ran).as("benchmarks that produced results").isEqualTo(expected);
+    for (RunResult result : results) {
+      assertThat(result.getPrimaryResult().getScore())
+          .as("score of %s %s", result.getParams().getBenchmark(), result.getParams().id())
+          .isPositive();
+    }
+    assertThat(seconds).as("smoke run time in seconds").isLessThan(120);
+  }
+
+  private static Set<String> declaredBenchmarks() throws Exception {
+    try (InputStream in = BenchmarksSmokeTest.class.getResourceAsStream(BenchmarkList.BENCHMARK_LIST)) {
+      assertThat(in).as("generated benchmark list (is the JMH annotation processor running?)").isNotNull();
+      return BenchmarkList.readBenchmarkList(in).stream()
+          .map(BenchmarkListEntry::getUsername)
+          .collect(Collectors.toCollection(TreeSet::new));
+    }
+  }
+}
