@@ -1,0 +1,54 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.hive.testing.EmbeddedPostgres;
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The tool with the catalogs users run, behind real servers: Iceberg's HiveCatalog on an in-process Hive
+ * Metastore, and a JDBC catalog on PostgreSQL (whose password never shows in the output).
+ */
+class CatalogsIngestIT {
+  static final String SAMPLE = Path.of("../examples/orders.jsonl").toString();
+
+  @TempDir Path dir;
+
+  private static CliRun run(List<String> base, String... extra) {
+    List<String> args = new ArrayList<>(List.of(extra));
+    args.addAll(base);
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  private void ingestAndVerify(List<String> catalog) {
+    CliRun ingest = run(catalog, "ingest", "--input", SAMPLE, "--table", "shop.orders", "--job-id", "orders",
+        "--checkpoint-every-records", "700", "--checkpoint-dir", dir.resolve("checkpoints").toString());
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    assertThat(ingest.out()).contains("Committed 2,000 rows in 3 checkpoint(s) (3 commit(s)");
+    CliRun verify = run(catalog, "verify", "--source", SAMPLE, "--table", "shop.orders", "--key", "order_id");
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(ingest.out() + ingest.err() + verify.out() + verify.err()).doesNotContain("pg-secret-4711");
+  }
+
+  @Test
+  void hiveCatalog() {
+    try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
+      ingestAndVerify(List.of("-C", "type=hive", "-C", "uri=" + hms.uri(),
+          "-C", "warehouse=" + dir.resolve("warehouse").toUri()));
+    }
+  }
+
+  @Test
+  void jdbcCatalogOnPostgres() throws Exception {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.startNew()) {
+      String url = pg.createDatabase("catalog");
+      ingestAndVerify(List.of("-C", "type=jdbc", "-C", "uri=" + url, "-C", "jdbc.user=" + pg.user(),
+          "-C", "jdbc.password=pg-secret-4711", "-C", "warehouse=" + dir.resolve("warehouse").toUri()));
+    }
+  }
+}
