@@ -82,7 +82,7 @@ public class StagingWriterBenchmark {
   @Param({"1", "2"})
   public int writers;
 
-  @Param({"500000"})
+  @Param({"100000"})
   public int rows;
 
   private List<List<Record>> slices;

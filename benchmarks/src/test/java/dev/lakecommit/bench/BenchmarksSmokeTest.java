@@ -27,6 +27,7 @@ class BenchmarksSmokeTest {
   /** Tiny sizes for the {@code @Param}s that scale a benchmark; a benchmark without such a param ignores them. */
   private static final String[][] TINY_PARAMS = {
     {"rows", "1000"},
+    {"snapshots", "10"},
   };
 
   @Test
