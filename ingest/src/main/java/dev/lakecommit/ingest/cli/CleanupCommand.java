@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -39,9 +38,7 @@ public final class CleanupCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     JobId jobId = job.requiredJobId();
-    Table target = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-            table.catalogProperties(), table.hadoopConf())
-        .loadTable(TableIdentifier.parse(table.table()));
+    Table target = table.loadTable();
     String watermark = target.properties().get(dev.lakecommit.core.CommitId.watermarkKey(jobId));
     CheckpointStore store = job.checkpointStore(jobId, table);
     List<Long> durable = store.checkpointIds();

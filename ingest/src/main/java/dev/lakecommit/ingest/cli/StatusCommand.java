@@ -15,7 +15,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.TableIdentifier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,9 +37,7 @@ public final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    Table target = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-            table.catalogProperties(), table.hadoopConf())
-        .loadTable(TableIdentifier.parse(table.table()));
+    Table target = table.loadTable();
     Map<String, Object> status = new LinkedHashMap<>();
     status.put("table", table.table());
     Snapshot current = target.currentSnapshot();

@@ -47,6 +47,12 @@ public final class TableOptions {
     return dev.lakecommit.iceberg.HadoopConfs.from(catalogProperties());
   }
 
+  /** The existing table, through its catalog. */
+  public org.apache.iceberg.Table loadTable() {
+    return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf())
+        .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table));
+  }
+
   public boolean embedded() {
     return catalogProperties.isEmpty();
   }

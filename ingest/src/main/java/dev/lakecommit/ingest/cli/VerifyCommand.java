@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Catalog;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -54,9 +53,7 @@ public final class VerifyCommand implements Callable<Integer> {
     FileSource input = FileSource.of(source, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
         table.hadoopConf());
-    Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(table.catalogName,
-        table.catalogProperties(), table.hadoopConf());
-    Table target = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table.table()));
+    Table target = table.loadTable();
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
     AuditReport report = Audit.run(input, target, key, eventTime, spill);
     out.println(json ? report.toJson() : report.toTable());
