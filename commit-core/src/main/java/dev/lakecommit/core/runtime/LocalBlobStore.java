@@ -12,7 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
-/** A {@link BlobStore} in a local directory: write to a temporary file, fsync, rename into place, fsync the dir. */
+/**
+ * A {@link BlobStore} in a local directory: write a temporary file, fsync it, link it into place (failing if the
+ * name exists), fsync the directory.
+ */
 public final class LocalBlobStore implements BlobStore {
   private static final String TEMP_PREFIX = ".tmp-";
 
@@ -38,10 +41,12 @@ public final class LocalBlobStore implements BlobStore {
       channel.force(true);
     }
     try {
+      // A hard link publishes atomically and, unlike a rename, never replaces a file a racing writer published.
+      Files.createLink(target, temp);
+    } catch (UnsupportedOperationException e) {
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-    } catch (IOException e) {
+    } finally {
       Files.deleteIfExists(temp);
-      throw e;
     }
     syncDirectory();
   }
