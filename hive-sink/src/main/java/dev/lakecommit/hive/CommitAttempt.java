@@ -1,0 +1,298 @@
+package dev.lakecommit.hive;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.staging.StagedFile;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.metastore.api.Partition;
+import org.apache.hadoop.hive.metastore.api.Table;
+import org.apache.thrift.TException;
+
+/**
+ * One attempt to commit one checkpoint to a Hive table. Every step can be repeated — after a crash, by a retry,
+ * or by a racing committer — with the same result, and the watermark is written last:
+ *
+ * <ol>
+ *   <li>read the table: a watermark at or above the checkpoint means it is committed, and nothing is done;
+ *   <li>move the staged files into their partition directories (append: the partition's directory; insert-
+ *       overwrite: a fresh directory per partition and checkpoint), skipping files already there;
+ *   <li>add the new partitions, whole, with their statistics, in batches of {@code add_partitions};
+ *   <li>append: add the files' statistics to existing partitions not yet marked with the checkpoint;
+ *       insert-overwrite: switch each existing partition to its fresh directory, with exact statistics and the
+ *       replaced location recorded, then delete the replaced files;
+ *   <li>write the {@code _SUCCESS} markers;
+ *   <li>re-read the table, check the watermark again, and swap in the watermark (and the statistics of an
+ *       unpartitioned table) with a compare-and-swap: of two racing committers, one swaps and the other sees a
+ *       conflict, then the watermark.
+ * </ol>
+ */
+final class CommitAttempt {
+  private final CommitContext context;
+  private final HiveCommittable committable;
+  private final CommitId id;
+  private boolean swapping;
+
+  /** The files of one partition (or of the unpartitioned table) in this checkpoint. */
+  private static final class Target {
+    final List<String> values;
+    final String name;
+    final List<StagedFile> files = new ArrayList<>();
+    Stats stats = Stats.ZERO;
+    Partition existing;
+    Path dir;
+    Path replaced;
+
+    Target(List<String> values, String name) {
+      this.values = values;
+      this.name = name;
+    }
+  }
+
+  CommitAttempt(CommitContext context, HiveCommittable committable) {
+    this.context = context;
+    this.committable = committable;
+    this.id = committable.commitId();
+  }
+
+  /** Whether a failure happened while the watermark was being swapped in (its effect is then unknown). */
+  boolean failedWhileSwapping() {
+    return swapping;
+  }
+
+  CommitOutcome run() throws TException, IOException, InterruptedException, TableParameters.ConflictException {
+    HiveTable info = context.table();
+    Table table = context.client().getTable(info.database(), info.name());
+    OptionalLong watermark = TableParameters.committed(table.getParameters(), id.jobId());
+    if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+      return alreadyCommitted(watermark.getAsLong());
+    }
+    Map<String, Target> targets = group();
+    if (info.isPartitioned()) {
+      fetchExisting(targets);
+    }
+    assignDirectories(table, targets);
+    int moved = move(targets);
+
+    PartitionCommits partitions = new PartitionCommits(context, id);
+    int added = 0;
+    if (info.isPartitioned()) {
+      added = addNewPartitions(partitions, table, targets);
+      updateExistingPartitions(partitions, targets);
+    } else if (context.mode() == WriteMode.INSERT_OVERWRITE) {
+      switchTable(table, targets.values().iterator().next());
+    }
+    if (context.mode() == WriteMode.INSERT_OVERWRITE) {
+      deleteReplaced(targets);
+    }
+    if (context.successFiles()) {
+      Set<Path> dirs = new LinkedHashSet<>();
+      targets.values().forEach(t -> dirs.add(t.dir));
+      context.storage().writeSuccessFiles(dirs);
+      context.hook().reached(CommitHook.SUCCESS_FILES, id);
+    }
+    context.hook().reached(CommitHook.BEFORE_WATERMARK, id);
+    OptionalLong racedTo = recordWatermark(targets);
+    if (racedTo.isPresent()) {
+      return alreadyCommitted(racedTo.getAsLong());
+    }
+    context.hook().reached(CommitHook.AFTER_WATERMARK, id);
+    return CommitOutcome.committed(String.format("%s files (%s moved now) in %s partitions (%s new) of %s",
+        committable.fileCount(), moved, info.isPartitioned() ? targets.size() : 0, added, info));
+  }
+
+  private CommitOutcome alreadyCommitted(long watermark) {
+    return CommitOutcome.alreadyCommitted(
+        "watermark " + dev.lakecommit.core.CommitId.watermarkKey(id.jobId()) + "=" + watermark);
+  }
+
+  /** The checkpoint's files by partition, in the order they were staged. */
+  private Map<String, Target> group() {
+    HiveTable info = context.table();
+    Map<String, Target> targets = new LinkedHashMap<>();
+    committable.files().forEach(file -> {
+      List<String> values = info.isPartitioned()
+          ? PartitionValues.of(file, info.spec(), context.defaultPartitionName())
+          : List.of();
+      String name = HivePaths.partitionName(info.partitionColumns(), values, context.defaultPartitionName());
+      Target target = targets.computeIfAbsent(name, n -> new Target(values, n));
+      target.files.add(file);
+      target.stats = target.stats.plusFile(file.recordCount(), file.fileSizeInBytes());
+    });
+    return targets;
+  }
+
+  private void fetchExisting(Map<String, Target> targets) throws TException {
+    for (Partition partition : new PartitionCommits(context, id).fetch(new ArrayList<>(targets.keySet()))) {
+      String name = HivePaths.partitionName(context.table().partitionColumns(), partition.getValues(),
+          context.defaultPartitionName());
+      Target target = targets.get(name);
+      if (target != null) {
+        target.existing = partition;
+      }
+    }
+  }
+
+  /**
+   * Where each partition's files go. It depends only on the checkpoint and on state this checkpoint does not
+   * change, so that every attempt picks the same directory: append into an existing partition's location (or
+   * Hive's usual directory for a new one); insert-overwrite into a fresh directory of this checkpoint.
+   */
+  private void assignDirectories(Table table, Map<String, Target> targets) {
+    HiveTable info = context.table();
+    Path tableLocation = new Path(table.getSd().getLocation());
+    for (Target target : targets.values()) {
+      Path usual = info.isPartitioned() ? HivePaths.partitionDir(tableLocation, target.name) : info.baseLocation();
+      if (context.mode() == WriteMode.INSERT_OVERWRITE) {
+        target.dir = HivePaths.overwriteDir(usual, id.jobId().value(), id.checkpointId());
+      } else if (!info.isPartitioned()) {
+        target.dir = tableLocation;
+      } else if (target.existing != null && target.existing.getSd().getLocation() != null) {
+        target.dir = new Path(target.existing.getSd().getLocation());
+      } else {
+        target.dir = usual;
+      }
+    }
+  }
+
+  private int move(Map<String, Target> targets) throws IOException, InterruptedException {
+    List<TableStorage.Move> moves = new ArrayList<>(committable.fileCount());
+    for (Target target : targets.values()) {
+      for (StagedFile file : target.files) {
+        moves.add(new TableStorage.Move(new Path(file.path()), new Path(target.dir, file.fileName()),
+            file.fileSizeInBytes()));
+      }
+    }
+    int moved = context.storage().moveAll(moves, () -> context.hook().reached(CommitHook.FILE_MOVED, id));
+    context.hook().reached(CommitHook.FILES_MOVED, id);
+    return moved;
+  }
+
+  private int addNewPartitions(PartitionCommits partitions, Table table, Map<String, Target> targets)
+      throws TException, IOException, TableParameters.ConflictException {
+    List<Partition> fresh = new ArrayList<>();
+    Map<String, Target> byName = new HashMap<>();
+    for (Target target : targets.values()) {
+      if (target.existing == null) {
+        Map<String, String> params = new HashMap<>();
+        TableParameters.setExactStats(params, target.stats);
+        TableParameters.setCommitted(params, id);
+        fresh.add(partitions.newPartition(table, target.values, target.dir, params));
+        byName.put(target.name, target);
+      }
+    }
+    // Partitions a racing committer (or another job) added meanwhile are updated like existing ones.
+    for (Partition raced : partitions.add(fresh)) {
+      Target target = byName.get(HivePaths.partitionName(context.table().partitionColumns(), raced.getValues(),
+          context.defaultPartitionName()));
+      if (!HivePaths.sameLocation(new Path(raced.getSd().getLocation()), target.dir)) {
+        throw new FatalCommitException(String.format(
+            "Partition %s of %s was added by another writer at %s while %s moved its files to %s", target.name,
+            context.table(), raced.getSd().getLocation(), id, target.dir));
+      }
+      target.existing = raced;
+    }
+    context.hook().reached(CommitHook.PARTITIONS_ADDED, id);
+    return fresh.size();
+  }
+
+  private void updateExistingPartitions(PartitionCommits partitions, Map<String, Target> targets)
+      throws TException {
+    List<Partition> changed = new ArrayList<>();
+    for (Target target : targets.values()) {
+      Partition partition = target.existing;
+      if (partition == null) {
+        continue;
+      }
+      Map<String, String> params = partition.getParameters() == null
+          ? new HashMap<>() : new HashMap<>(partition.getParameters());
+      OptionalLong marked = TableParameters.committed(params, id.jobId());
+      boolean done = context.idempotencyCheck() && marked.isPresent() && marked.getAsLong() >= id.checkpointId();
+      if (context.mode() == WriteMode.INSERT_OVERWRITE) {
+        Path current = new Path(partition.getSd().getLocation());
+        if (HivePaths.sameLocation(current, target.dir)) {
+          target.replaced = replacedLocation(params);
+          continue;
+        }
+        target.replaced = current;
+        partition.getSd().setLocation(target.dir.toString());
+        params.put(TableParameters.REPLACED_LOCATION_KEY, current.toString());
+        TableParameters.setExactStats(params, target.stats);
+      } else if (done) {
+        continue;
+      } else {
+        TableParameters.addStats(params, target.stats);
+      }
+      TableParameters.setCommitted(params, id);
+      partition.setParameters(params);
+      changed.add(partition);
+    }
+    partitions.alter(changed);
+    context.hook().reached(CommitHook.STATS_UPDATED, id);
+  }
+
+  /** Insert-overwrite of an unpartitioned table: point the table at the checkpoint's fresh directory. */
+  private void switchTable(Table read, Target target) throws TException, TableParameters.ConflictException {
+    Path current = new Path(read.getSd().getLocation());
+    if (HivePaths.sameLocation(current, target.dir)) {
+      target.replaced = replacedLocation(read.getParameters());
+    } else {
+      Table changed = read.deepCopy();
+      changed.getSd().setLocation(target.dir.toString());
+      changed.getParameters().put(TableParameters.REPLACED_LOCATION_KEY, current.toString());
+      TableParameters.setExactStats(changed.getParameters(), target.stats);
+      TableParameters.swap(context.client(), read, changed);
+      target.replaced = current;
+    }
+    context.hook().reached(CommitHook.STATS_UPDATED, id);
+  }
+
+  private static Path replacedLocation(Map<String, String> params) {
+    String replaced = params == null ? null : params.get(TableParameters.REPLACED_LOCATION_KEY);
+    return replaced == null ? null : new Path(replaced);
+  }
+
+  private void deleteReplaced(Map<String, Target> targets) throws IOException {
+    for (Target target : targets.values()) {
+      if (target.replaced != null) {
+        context.storage().deleteReplaced(target.replaced, target.dir);
+      }
+    }
+    context.hook().reached(CommitHook.REPLACED_DELETED, id);
+  }
+
+  /**
+   * Swaps in the watermark, on a fresh read of the table: the check sees the state the swap lands on.
+   *
+   * @return the watermark a racing committer recorded first, if it did
+   */
+  private OptionalLong recordWatermark(Map<String, Target> targets)
+      throws TException, TableParameters.ConflictException {
+    HiveTable info = context.table();
+    Table read = context.client().getTable(info.database(), info.name());
+    OptionalLong watermark = TableParameters.committed(read.getParameters(), id.jobId());
+    if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+      return watermark;
+    }
+    Table changed = read.deepCopy();
+    if (changed.getParameters() == null) {
+      changed.setParameters(new HashMap<>());
+    }
+    if (!info.isPartitioned() && context.mode() == WriteMode.APPEND) {
+      TableParameters.addStats(changed.getParameters(), targets.values().iterator().next().stats);
+    }
+    TableParameters.setCommitted(changed.getParameters(), id);
+    swapping = true;
+    TableParameters.swap(context.client(), read, changed);
+    swapping = false;
+    return OptionalLong.empty();
+  }
+}

@@ -1,0 +1,146 @@
+package dev.lakecommit.hive;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.staging.StagedFile;
+import dev.lakecommit.staging.StagingLayout;
+import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.OptionalLong;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.metastore.api.InvalidObjectException;
+import org.apache.hadoop.hive.metastore.api.InvalidOperationException;
+import org.apache.hadoop.hive.metastore.api.NoSuchObjectException;
+import org.apache.thrift.TException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Combines the writers' manifests of a checkpoint into one {@link HiveCommittable} and commits it to the Hive
+ * table exactly once (see {@link CommitAttempt} for the steps). One attempt per {@link #commit} call; the runtime's
+ * retry policy retries what is retryable, and every attempt starts with the idempotency check.
+ */
+final class HiveAggregatedCommitter
+    implements SinkAggregatedCommitter<StagingManifest, HiveCommittable>, SupportsCommitLookup {
+  private static final Logger LOG = LoggerFactory.getLogger(HiveAggregatedCommitter.class);
+
+  private final CommitContext context;
+  private final StagingLayout layout;
+
+  HiveAggregatedCommitter(CommitContext context, StagingLayout layout) {
+    this.context = context;
+    this.layout = layout;
+  }
+
+  /** Conflicts this committer has seen: a racing writer added a partition or changed the table first. */
+  int conflicts() {
+    return context.conflicts().get();
+  }
+
+  @Override
+  public HiveCommittable combine(CommitId commitId, List<StagingManifest> infos) {
+    List<StagingManifest> sorted = new ArrayList<>(infos);
+    sorted.sort(Comparator.comparingInt(StagingManifest::writerIndex));
+    return new HiveCommittable(commitId, sorted);
+  }
+
+  @Override
+  public CommitOutcome commit(HiveCommittable committable) {
+    CommitId id = committable.commitId();
+    long start = System.nanoTime();
+    CommitAttempt attempt = new CommitAttempt(context, committable);
+    CommitOutcome outcome;
+    try {
+      outcome = attempt.run();
+    } catch (TableParameters.ConflictException e) {
+      context.conflicts().incrementAndGet();
+      LOG.info("Commit of {} to {} conflicted with another writer; will retry: {}", id, context.table(),
+          e.getMessage());
+      return CommitOutcome.retryable(e);
+    } catch (FatalCommitException | NoSuchObjectException | InvalidObjectException | InvalidOperationException
+        | IllegalArgumentException | IllegalStateException e) {
+      return CommitOutcome.fatal(new IllegalStateException(String.format(
+          "Cannot commit %s to table %s: %s", id, context.table(), e.getMessage()), e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return attempt.failedWhileSwapping() ? settle(id, e) : CommitOutcome.retryable(e);
+    } catch (TException | IOException | RuntimeException e) {
+      return attempt.failedWhileSwapping() ? settle(id, e) : CommitOutcome.retryable(e);
+    }
+    long millis = (System.nanoTime() - start) / 1_000_000;
+    if (outcome instanceof CommitOutcome.Committed committed) {
+      LOG.info("Committed {} to {} ({} records): {} in {} ms", id, context.table(), committable.recordCount(),
+          committed.targetVersion(), millis);
+    } else {
+      LOG.info("{} is already in {} ({}); skipped", id, context.table(),
+          ((CommitOutcome.AlreadyCommitted) outcome).reason());
+    }
+    // Every staged file is in the table: what remains of the checkpoint's staging directory is empty folders.
+    context.storage().deleteQuietly(new Path(layout.checkpointPrefix(id.jobId(), id.checkpointId())));
+    return outcome;
+  }
+
+  /** Settles a watermark swap of unknown effect by reading the table back; never by guessing. */
+  private CommitOutcome settle(CommitId id, Exception cause) {
+    try {
+      OptionalLong watermark = lastCommittedCheckpoint(id.jobId());
+      if (watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+        LOG.warn("Recording {} in {} failed with {} but the table holds it: committed", id, context.table(),
+            cause.toString());
+        return CommitOutcome.committed("settled by reading back: watermark " + watermark.getAsLong());
+      }
+      LOG.warn("Recording {} in {} failed with {} and the table does not hold it: will retry", id,
+          context.table(), cause.toString());
+      return CommitOutcome.retryable(cause);
+    } catch (IOException | RuntimeException readBack) {
+      cause.addSuppressed(readBack);
+      LOG.warn("Recording {} in {} failed with {} and the table cannot be read back: state unknown", id,
+          context.table(), cause.toString());
+      return CommitOutcome.unknown(cause);
+    }
+  }
+
+  /** Deletes the checkpoint's staged files that are still staged. Best effort: leftovers are found by prefix. */
+  @Override
+  public void abort(HiveCommittable committable) {
+    committable.files().map(StagedFile::path).forEach(path -> {
+      try {
+        context.storage().fs().delete(new Path(path), false);
+      } catch (IOException e) {
+        LOG.warn("Could not delete staged file {} of {}; the staging cleaner removes it later", path,
+            committable.commitId(), e);
+      }
+    });
+  }
+
+  @Override
+  public CommitId commitId(HiveCommittable committable) {
+    return committable.commitId();
+  }
+
+  @Override
+  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+    HiveTable table = context.table();
+    try {
+      return TableParameters.committed(
+          context.client().getTable(table.database(), table.name()).getParameters(), jobId);
+    } catch (TException | RuntimeException e) {
+      throw new IOException("Cannot read the watermark of job " + jobId + " from table " + table, e);
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      context.client().close();
+    } finally {
+      context.storage().close();
+    }
+  }
+}

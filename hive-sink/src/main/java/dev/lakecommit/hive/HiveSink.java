@@ -1,0 +1,216 @@
+package dev.lakecommit.hive;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.InputConverter;
+import dev.lakecommit.staging.StagingCleaner;
+import dev.lakecommit.staging.StagingLayout;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingManifestSerializer;
+import dev.lakecommit.staging.StagingWriter;
+import dev.lakecommit.staging.StagingWriterConfig;
+import dev.lakecommit.staging.StagingWriterState;
+import dev.lakecommit.staging.StagingWriterStateSerializer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.hadoop.HadoopFileIO;
+import org.apache.iceberg.io.FileIO;
+import org.apache.thrift.TException;
+
+/**
+ * Writes to a Hive table through its metastore, exactly once per checkpoint. Writers stage Parquet files under
+ * the table's hidden {@code .lakecommit-staging/<job-id>/ckpt-<id>/} directory; the one aggregated committer moves
+ * all files of a checkpoint into their partition directories, adds the new partitions whole in one
+ * {@code add_partitions} call (per batch), updates statistics, and records the checkpoint last, in the table
+ * parameter {@code lakecommit.committed.<job-id>}. Replays, retries and racing committers change nothing twice.
+ *
+ * <p>Building the sink connects to the metastore and creates or checks the table: a table that is not Parquet,
+ * or whose columns differ from the staged schema, is refused here, before any data is written.
+ *
+ * <p>Storage is any Hadoop file system of the table's location: local paths, HDFS, or S3 through S3A
+ * ({@code s3a://}, configured by {@code fs.s3a.*} in {@link HiveSinkConfig.Builder#hadoopProperty}). The metastore
+ * must be Hive 2.3.10 or later (it checks the sink's table changes as compare-and-swaps).
+ *
+ * @param <IN> records written
+ */
+public final class HiveSink<IN>
+    implements Sink<IN, StagingManifest, StagingWriterState>,
+        SupportsAggregatedCommitter<StagingManifest, HiveCommittable>,
+        SupportsStagingCleanup {
+
+  private final HiveSinkConfig config;
+  private final HiveTable table;
+  private final StagingLayout layout;
+  private final InputConverter<IN> converter;
+  private boolean idempotencyCheck = true;
+  private CommitHook hook = CommitHook.NONE;
+  private UnaryOperator<FileSystem> fileSystems = UnaryOperator.identity();
+
+  private HiveSink(HiveSinkConfig config, HiveTable table, InputConverter<IN> converter) {
+    this.config = config;
+    this.table = table;
+    this.layout = StagingLayout.under(table.stagingRoot().toString());
+    this.converter = converter;
+  }
+
+  /** A sink of Iceberg generic records of the staged schema ({@link #schema()}). */
+  public static HiveSink<Record> forRecords(HiveSinkConfig config) {
+    return forInput(config, schema -> InputConverter.records());
+  }
+
+  /** A sink of any input, converted to records of the staged schema by a function of that schema. */
+  public static <IN> HiveSink<IN> forInput(HiveSinkConfig config,
+      Function<Schema, InputConverter<IN>> converterForSchema) {
+    Objects.requireNonNull(config, "config");
+    HiveTable table;
+    try {
+      IMetaStoreClient client = config.clientFactory.open(config.hiveConf());
+      try {
+        table = TableSetup.prepare(client, config);
+      } finally {
+        client.close();
+      }
+    } catch (TException e) {
+      throw new IllegalStateException("Cannot prepare table " + config.table() + " in the metastore: "
+          + e.getMessage(), e);
+    }
+    return new HiveSink<>(config, table, converterForSchema.apply(table.stagedSchema()));
+  }
+
+  /** The schema records are staged with: the table's columns and its partition columns. */
+  public Schema schema() {
+    return table.stagedSchema();
+  }
+
+  /** The table's partition columns, in order. */
+  public List<String> partitionColumns() {
+    return table.partitionColumns();
+  }
+
+  public StagingLayout layout() {
+    return layout;
+  }
+
+  /** Test-only: commit without the idempotency checks, to show that the crash and race suites catch it. */
+  HiveSink<IN> idempotencyCheck(boolean enabled) {
+    this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /** Test-only: told at each step of every commit attempt. */
+  HiveSink<IN> commitHook(CommitHook commitHook) {
+    this.hook = Objects.requireNonNull(commitHook, "hook");
+    return this;
+  }
+
+  /** Test-only: wraps the file system the committer moves files with. */
+  HiveSink<IN> fileSystems(UnaryOperator<FileSystem> wrapper) {
+    this.fileSystems = Objects.requireNonNull(wrapper, "wrapper");
+    return this;
+  }
+
+  @Override
+  public SinkWriter<IN, StagingManifest, StagingWriterState> createWriter(WriterContext context) {
+    return StagingWriter.create(writerConfig(), converter, context);
+  }
+
+  @Override
+  public SinkWriter<IN, StagingManifest, StagingWriterState> restoreWriter(
+      WriterContext context, List<StagingWriterState> states) {
+    // Writers close every file at each checkpoint: a restored writer starts with nothing open.
+    return createWriter(context);
+  }
+
+  private StagingWriterConfig writerConfig() {
+    StagingWriterConfig.Builder builder = StagingWriterConfig.builder()
+        .schema(table.stagedSchema())
+        .spec(table.spec())
+        .io(fileIO())
+        .layout(layout)
+        .maxRowsPerFile(config.maxRowsPerFile)
+        .maxOpenFiles(config.maxOpenFiles);
+    if (config.codec != null) {
+      builder.codec(config.codec);
+    }
+    if (config.targetFileSizeBytes > 0) {
+      builder.targetFileSizeBytes(config.targetFileSizeBytes);
+    }
+    return builder.build();
+  }
+
+  private FileIO fileIO() {
+    HadoopFileIO io = new HadoopFileIO(config.hadoopConf());
+    io.initialize(Map.of());
+    return io;
+  }
+
+  @Override
+  public SimpleVersionedSerializer<StagingManifest> commitInfoSerializer() {
+    return new StagingManifestSerializer();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<StagingWriterState> writerStateSerializer() {
+    return new StagingWriterStateSerializer();
+  }
+
+  @Override
+  public SinkAggregatedCommitter<StagingManifest, HiveCommittable> createAggregatedCommitter() throws IOException {
+    HiveConf conf = config.hiveConf();
+    FileSystem fs = fileSystems.apply(table.baseLocation().getFileSystem(conf));
+    TableStorage storage = new TableStorage(fs, config.moveThreads, idempotencyCheck);
+    IMetaStoreClient client;
+    try {
+      client = config.clientFactory.open(conf);
+    } catch (TException e) {
+      storage.close();
+      throw new IOException("Cannot connect to the metastore of table " + table + ": " + e.getMessage(), e);
+    }
+    String defaultPartition = conf.getVar(HiveConf.ConfVars.DEFAULTPARTITIONNAME);
+    CommitContext context = new CommitContext(client, table, config.mode, storage, hook, idempotencyCheck,
+        config.successFiles, config.partitionBatchSize, defaultPartition, new AtomicInteger());
+    return new HiveAggregatedCommitter(context, layout);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<HiveCommittable> aggregatedCommitSerializer() {
+    return new HiveCommittable.Serializer();
+  }
+
+  /** Deletes staged leftovers of checkpoints above {@code checkpointId}, found by prefix under the table. */
+  @Override
+  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+    try (FileIO io = fileIO()) {
+      return new StagingCleaner(io, layout).deleteStagedAfter(jobId, checkpointId);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** The Hadoop configuration the sink uses for storage and the metastore. */
+  Configuration hadoopConf() {
+    return config.hadoopConf();
+  }
+
+  HiveTable table() {
+    return table;
+  }
+}

@@ -1,0 +1,21 @@
+package dev.lakecommit.hive;
+
+import org.apache.hadoop.hive.conf.HiveConf;
+import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
+import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.RetryingMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.MetaException;
+
+/** Opens metastore clients; tests wrap them (counting or failing calls). */
+@FunctionalInterface
+interface MetastoreClientFactory {
+
+  IMetaStoreClient open(HiveConf conf) throws MetaException;
+
+  /**
+   * Hive's own retrying client: it reconnects when a connection breaks (transport failures are its to retry,
+   * {@code hive.metastore.failure.retries}); commit-level outcomes are the committer's.
+   */
+  MetastoreClientFactory RETRYING =
+      conf -> RetryingMetaStoreClient.getProxy(conf, null, HiveMetaStoreClient.class.getName());
+}
