@@ -1,0 +1,74 @@
+package dev.lakecommit.hive;
+
+import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import dev.lakecommit.staging.testing.S3TestServer;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/**
+ * The Hive sink suite on S3 through S3A: an in-process S3 server (S3Proxy) on loopback, and a metastore that
+ * reaches the same storage (it creates table and partition directories there). Renames are server-side copies
+ * and deletes.
+ */
+class S3HiveSinkIT extends HiveSinkSuite {
+  static final List<String> S3A_KEYS = List.of("fs.s3a.endpoint", "fs.s3a.endpoint.region",
+      "fs.s3a.path.style.access", "fs.s3a.connection.ssl.enabled", "fs.s3a.access.key", "fs.s3a.secret.key",
+      "fs.s3a.aws.credentials.provider", "fs.s3a.change.detection.version.required", "fs.s3a.fast.upload.buffer");
+
+  private S3TestServer s3;
+  private HiveMetastoreServer hms;
+  private HiveFixture fixture;
+
+  @BeforeAll
+  void start() throws Exception {
+    // A bucket of its own: S3A file systems are cached per bucket, and an earlier server had another port.
+    String bucket = "lc-hive-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+    s3 = S3TestServer.start(bucket);
+    Configuration s3a = s3.s3aConfiguration();
+    Map<String, String> properties = new LinkedHashMap<>();
+    for (String key : S3A_KEYS) {
+      properties.put(key, s3a.get(key));
+    }
+    HiveMetastoreServer.Builder builder = HiveMetastoreServer.builder().derby();
+    properties.forEach(builder::serverConf);
+    hms = builder.start();
+    fixture = new HiveFixture(hms, s3.s3aLocation(bucket, "warehouse"), properties);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    try {
+      if (fixture != null) {
+        fixture.close();
+      }
+      if (hms != null) {
+        hms.close();
+      }
+    } finally {
+      if (s3 != null) {
+        s3.close();
+      }
+    }
+  }
+
+  @Override
+  HiveFixture fixture() {
+    return fixture;
+  }
+
+  @Override
+  int manyPartitions() {
+    return TestScale.pick(20, 1000);
+  }
+
+  @Override
+  boolean thorough() {
+    return false;
+  }
+}
