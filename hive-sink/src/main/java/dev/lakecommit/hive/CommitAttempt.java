@@ -205,12 +205,24 @@ final class CommitAttempt {
   }
 
   private void updateExistingPartitions(PartitionCommits partitions, Map<String, Target> targets)
-      throws TException {
+      throws TException, FatalCommitException {
+    // Read them again right before replacing them: alter_partitions replaces the whole partition.
+    List<String> names = new ArrayList<>();
+    targets.values().stream().filter(t -> t.existing != null).forEach(t -> names.add(t.name));
+    Map<String, Partition> fresh = new HashMap<>();
+    for (Partition partition : partitions.fetch(names)) {
+      fresh.put(HivePaths.partitionName(context.table().partitionColumns(), partition.getValues(),
+          context.defaultPartitionName()), partition);
+    }
     List<Partition> changed = new ArrayList<>();
     for (Target target : targets.values()) {
-      Partition partition = target.existing;
-      if (partition == null) {
+      if (target.existing == null) {
         continue;
+      }
+      Partition partition = fresh.get(target.name);
+      if (partition == null) {
+        throw new FatalCommitException(String.format("Partition %s of %s was dropped while %s was committed to it",
+            target.name, context.table(), id));
       }
       Map<String, String> params = partition.getParameters() == null
           ? new HashMap<>() : new HashMap<>(partition.getParameters());

@@ -25,7 +25,6 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
-import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
@@ -59,24 +58,30 @@ public final class HiveSink<IN>
   private final HiveSinkConfig config;
   private final HiveTable table;
   private final StagingLayout layout;
-  private final InputConverter<IN> converter;
+  private final Function<Schema, InputConverter<IN>> converters;
   private boolean idempotencyCheck = true;
   private CommitHook hook = CommitHook.NONE;
   private UnaryOperator<FileSystem> fileSystems = UnaryOperator.identity();
 
-  private HiveSink(HiveSinkConfig config, HiveTable table, InputConverter<IN> converter) {
+  private HiveSink(HiveSinkConfig config, HiveTable table, Function<Schema, InputConverter<IN>> converters) {
     this.config = config;
     this.table = table;
     this.layout = StagingLayout.under(table.stagingRoot().toString());
-    this.converter = converter;
+    this.converters = converters;
   }
 
-  /** A sink of Iceberg generic records of the staged schema ({@link #schema()}). */
+  /**
+   * A sink of Iceberg generic records, matched to the staged schema ({@link #schema()}) by column name: a column
+   * the record lacks is null.
+   */
   public static HiveSink<Record> forRecords(HiveSinkConfig config) {
-    return forInput(config, schema -> InputConverter.records());
+    return forInput(config, RecordsByName::new);
   }
 
-  /** A sink of any input, converted to records of the staged schema by a function of that schema. */
+  /**
+   * A sink of any input, converted to records of the staged schema by a converter made from that schema (one per
+   * writer, so a converter may keep state).
+   */
   public static <IN> HiveSink<IN> forInput(HiveSinkConfig config,
       Function<Schema, InputConverter<IN>> converterForSchema) {
     Objects.requireNonNull(config, "config");
@@ -92,7 +97,7 @@ public final class HiveSink<IN>
       throw new IllegalStateException("Cannot prepare table " + config.table() + " in the metastore: "
           + e.getMessage(), e);
     }
-    return new HiveSink<>(config, table, converterForSchema.apply(table.stagedSchema()));
+    return new HiveSink<>(config, table, Objects.requireNonNull(converterForSchema, "converterForSchema"));
   }
 
   /** The schema records are staged with: the table's columns and its partition columns. */
@@ -129,7 +134,7 @@ public final class HiveSink<IN>
 
   @Override
   public SinkWriter<IN, StagingManifest, StagingWriterState> createWriter(WriterContext context) {
-    return StagingWriter.create(writerConfig(), converter, context);
+    return StagingWriter.create(writerConfig(), converters.apply(table.stagedSchema()), context);
   }
 
   @Override
@@ -203,14 +208,5 @@ public final class HiveSink<IN>
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }
-  }
-
-  /** The Hadoop configuration the sink uses for storage and the metastore. */
-  Configuration hadoopConf() {
-    return config.hadoopConf();
-  }
-
-  HiveTable table() {
-    return table;
   }
 }

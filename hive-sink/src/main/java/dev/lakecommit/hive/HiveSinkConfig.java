@@ -33,7 +33,7 @@ public final class HiveSinkConfig {
 
   final String metastoreUri;
   final Map<String, String> hadoopProperties;
-  final Configuration hadoopConf;
+  final Configuration baseHadoopConf;
   final String database;
   final String tableName;
   final Schema createSchema;
@@ -55,7 +55,7 @@ public final class HiveSinkConfig {
   private HiveSinkConfig(Builder builder) {
     this.metastoreUri = builder.metastoreUri;
     this.hadoopProperties = Map.copyOf(builder.hadoopProperties);
-    this.hadoopConf = builder.hadoopConf;
+    this.baseHadoopConf = builder.hadoopConf;
     this.database = builder.database;
     this.tableName = builder.tableName;
     this.createSchema = builder.createSchema;
@@ -90,16 +90,26 @@ public final class HiveSinkConfig {
 
   /** A new Hadoop configuration: the given one (or defaults) with the configured properties applied. */
   public Configuration hadoopConf() {
-    Configuration conf = hadoopConf == null ? new Configuration() : new Configuration(hadoopConf);
+    Configuration conf = baseHadoopConf == null ? new Configuration() : new Configuration(baseHadoopConf);
     hadoopProperties.forEach(conf::set);
     return conf;
   }
 
-  /** A new metastore client configuration: {@link #hadoopConf()} with the metastore URI. */
+  /**
+   * A new metastore client configuration: {@link #hadoopConf()} with the metastore URI.
+   *
+   * @throws IllegalArgumentException if no metastore URI is set (the client would start a metastore of its own)
+   */
   public HiveConf hiveConf() {
     HiveConf conf = new HiveConf(hadoopConf(), HiveSinkConfig.class);
     if (metastoreUri != null) {
       conf.set(HiveConf.ConfVars.METASTOREURIS.varname, metastoreUri);
+    }
+    String uris = conf.get(HiveConf.ConfVars.METASTOREURIS.varname);
+    if (uris == null || uris.isBlank()) {
+      throw new IllegalArgumentException(String.format(
+          "Missing metastore for table %s: set metastoreUri(\"thrift://host:port\") or hive.metastore.uris",
+          table()));
     }
     return conf;
   }

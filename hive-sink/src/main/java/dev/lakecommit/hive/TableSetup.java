@@ -70,7 +70,9 @@ final class TableSetup {
     List<FieldSchema> partitionKeys = new ArrayList<>();
     for (String column : config.partitionBy) {
       Types.NestedField field = schema.findField(column);
-      partitionKeys.add(new FieldSchema(field.name().toLowerCase(Locale.ROOT), hiveType(field, config), field.doc()));
+      String type = hiveType(field, config);
+      checkPartitionType(field.name(), type, config.table());
+      partitionKeys.add(new FieldSchema(field.name().toLowerCase(Locale.ROOT), type, field.doc()));
     }
     for (Types.NestedField field : schema.columns()) {
       if (!isPartitionColumn(field.name(), config.partitionBy)) {
@@ -188,12 +190,7 @@ final class TableSetup {
         throw new IllegalArgumentException(String.format(
             "Table %s is partitioned by column '%s', which the staged schema lacks", name, key.getKey()));
       }
-      String type = HiveTypes.normalize(key.getValue());
-      if (!PARTITION_TYPES.contains(type)) {
-        throw new IllegalArgumentException(String.format(
-            "Partition column '%s' of table %s is %s; the Hive sink writes partition columns of types %s", key.getKey(),
-            name, type, PARTITION_TYPES));
-      }
+      checkPartitionType(key.getKey(), key.getValue(), name);
       checkType(field, key.getValue(), name);
     }
     List<FieldSchema> columns = table.getSd().getCols();
@@ -215,6 +212,15 @@ final class TableSetup {
             "Column '%s' of the staged schema is not in table %s (columns %s, partition columns %s)", field.name(),
             name, columns.stream().map(FieldSchema::getName).toList(), partitionColumns));
       }
+    }
+  }
+
+  private static void checkPartitionType(String column, String hiveType, String table) {
+    String type = HiveTypes.normalize(hiveType);
+    if (!PARTITION_TYPES.contains(type)) {
+      throw new IllegalArgumentException(String.format(
+          "Partition column '%s' of table %s is %s; the Hive sink writes partition columns of types %s", column,
+          table, type, PARTITION_TYPES));
     }
   }
 

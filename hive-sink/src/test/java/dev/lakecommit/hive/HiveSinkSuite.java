@@ -392,8 +392,16 @@ abstract class HiveSinkSuite {
    */
   @Test
   void twoCommittersRacingOnOneCheckpointCommitItOnce() throws Exception {
+    raceOnOneCheckpoint(fixture(), TestScale.pick(1, 40));
+  }
+
+  /**
+   * The race, on any fixture: lined up once (both conflicts forced), then {@code freeRounds} free-running races;
+   * after each, every row, file and partition is in the table once.
+   */
+  static void raceOnOneCheckpoint(HiveFixture fixture, int freeRounds) throws Exception {
     String table = HiveFixture.newTable("race");
-    HiveSinkConfig config = fixture().config(table).createTable(SCHEMA, PARTITIONED).build();
+    HiveSinkConfig config = fixture.config(table).createTable(SCHEMA, PARTITIONED).build();
     CyclicBarrier moved = new CyclicBarrier(2);
     CyclicBarrier watermark = new CyclicBarrier(2);
     CommitHook lineUp = (point, id) -> {
@@ -423,17 +431,16 @@ abstract class HiveSinkSuite {
       assertThat(outcomes).allMatch(CommitOutcome::isSuccess);
       assertThat(outcomes).filteredOn(o -> o instanceof CommitOutcome.Committed).hasSize(1);
       assertThat(ca.conflicts() + cb.conflicts()).as("conflicts seen").isGreaterThanOrEqualTo(2);
-      assertRaceResult(table, 130, first.fileCount() + second.fileCount());
+      assertRaceResult(fixture, table, 130, first.fileCount() + second.fileCount());
 
       // Free-running races, without lining up: still exactly once.
-      int rounds = TestScale.pick(1, 40);
       int files = first.fileCount() + second.fileCount();
-      for (int round = 0; round < rounds; round++) {
+      for (int round = 0; round < freeRounds; round++) {
         long from = 130 + round * 40L;
         HiveCommittable next = stage(a, ca, "race", 3 + round, rows(from, from + 40, MIXED));
         files += next.fileCount();
         assertThat(race(ca, cb, next)).allMatch(CommitOutcome::isSuccess);
-        assertRaceResult(table, from + 40, files);
+        assertRaceResult(fixture, table, from + 40, files);
       }
     }
   }
@@ -451,8 +458,8 @@ abstract class HiveSinkSuite {
     }
   }
 
-  private void assertRaceResult(String table, long rows, int files) {
-    TableContents contents = fixture().contents(table);
+  private static void assertRaceResult(HiveFixture fixture, String table, long rows, int files) {
+    TableContents contents = fixture.contents(table);
     assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(ids(0, rows));
     assertThat(contents.files()).doesNotHaveDuplicates().hasSize(files);
     assertThat(contents.names()).doesNotHaveDuplicates();

@@ -179,7 +179,7 @@ class LocalHiveSinkIT extends HiveSinkSuite {
   void refusesTablesItCannotWriteBeforeWriting() throws Exception {
     String orc = HiveFixture.newTable("orc");
     createTable(orc, "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
-        "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcSerde");
+        "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat", "org.apache.hadoop.hive.ql.io.orc.OrcSerde", List.of());
     assertThatThrownBy(() -> HiveSink.forRecords(fixture.config(orc).schema(SCHEMA).build()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("lc." + orc).hasMessageContaining("not stored as Parquet");
@@ -218,7 +218,38 @@ class LocalHiveSinkIT extends HiveSinkSuite {
     assertThat(fixture.client().getTable(HiveFixture.DB, orc).getSd().getLocation()).isNotNull();
   }
 
-  private void createTable(String name, String input, String output, String serde) throws Exception {
+  /** A Parquet table made by someone else: no Lakecommit parameters; the first commit starts its counter. */
+  @Test
+  void writesATableItDidNotCreate() throws Exception {
+    String table = HiveFixture.newTable("foreign");
+    createTable(table, TableSetup.PARQUET_INPUT_FORMAT, TableSetup.PARQUET_OUTPUT_FORMAT, TableSetup.PARQUET_SERDE,
+        List.of(new FieldSchema("cat", "string", null), new FieldSchema("bucket", "int", null)));
+    assertThat(fixture.client().getTable(HiveFixture.DB, table).getParameters())
+        .doesNotContainKey(TableParameters.VERSION_KEY);
+    HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table).build());
+    assertThat(sink.schema().asStruct()).isEqualTo(new Schema(
+        Types.NestedField.optional(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "payload", Types.StringType.get()),
+        Types.NestedField.optional(3, "cat", Types.StringType.get()),
+        Types.NestedField.optional(4, "bucket", Types.IntegerType.get())).asStruct());
+    try (HiveAggregatedCommitter committer = committer(sink)) {
+      assertThat(committer.commit(stage(sink, committer, "foreign", 1, rows(0, 10, HiveTestData.MIXED))))
+          .isInstanceOf(CommitOutcome.Committed.class);
+      assertThat(committer.commit(stage(sink, committer, "foreign", 2, rows(10, 20, HiveTestData.MIXED))))
+          .isInstanceOf(CommitOutcome.Committed.class);
+      assertThat(committer.lastCommittedCheckpoint(JobId.of("foreign"))).hasValue(2);
+    }
+    assertThat(fixture.client().getTable(HiveFixture.DB, table).getParameters())
+        .containsEntry(TableParameters.VERSION_KEY, "2")
+        .containsEntry("lakecommit.committed.foreign", "2")
+        .containsEntry("EXTERNAL", "TRUE");
+    TableContents contents = fixture.contents(table);
+    assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(ids(0, 20));
+    contents.parts().forEach(HiveSinkSuite::assertStats);
+  }
+
+  private void createTable(String name, String input, String output, String serde, List<FieldSchema> partitionKeys)
+      throws Exception {
     StorageDescriptor sd = new StorageDescriptor();
     sd.setCols(List.of(new FieldSchema("id", "bigint", null), new FieldSchema("payload", "string", null)));
     sd.setLocation(fixture.location(name));
@@ -233,7 +264,7 @@ class LocalHiveSinkIT extends HiveSinkSuite {
     table.setTableName(name);
     table.setTableType(TableType.EXTERNAL_TABLE.name());
     table.setParameters(new HashMap<>(Map.of("EXTERNAL", "TRUE")));
-    table.setPartitionKeys(new ArrayList<>());
+    table.setPartitionKeys(new ArrayList<>(partitionKeys));
     table.setSd(sd);
     fixture.client().createTable(table);
   }
