@@ -111,7 +111,7 @@ final class CommitAttempt {
 
   private CommitOutcome alreadyCommitted(long watermark) {
     return CommitOutcome.alreadyCommitted(
-        "watermark " + dev.lakecommit.core.CommitId.watermarkKey(id.jobId()) + "=" + watermark);
+        "watermark " + CommitId.watermarkKey(id.jobId()) + "=" + watermark);
   }
 
   /** The checkpoint's files by partition, in the order they were staged. */
@@ -177,7 +177,7 @@ final class CommitAttempt {
   }
 
   private int addNewPartitions(PartitionCommits partitions, Table table, Map<String, Target> targets)
-      throws TException, IOException, TableParameters.ConflictException {
+      throws TException, IOException {
     List<Partition> fresh = new ArrayList<>();
     Map<String, Target> byName = new HashMap<>();
     for (Target target : targets.values()) {

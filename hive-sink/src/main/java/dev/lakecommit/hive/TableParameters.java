@@ -114,7 +114,12 @@ final class TableParameters {
   /** The table's change counter; empty if the sink never changed the table. */
   static Optional<Long> version(Table table) {
     String value = table.getParameters() == null ? null : table.getParameters().get(VERSION_KEY);
-    return value == null ? Optional.empty() : Optional.of(Long.parseLong(value.trim()));
+    try {
+      return value == null ? Optional.empty() : Optional.of(Long.parseLong(value.trim()));
+    } catch (NumberFormatException e) {
+      throw new IllegalStateException(String.format("Corrupt %s=%s of table %s.%s: not a number", VERSION_KEY,
+          value, table.getDbName(), table.getTableName()), e);
+    }
   }
 
   /**
