@@ -1,0 +1,21 @@
+/**
+ * Exactly-once, checkpoint-keyed commits to Hive tables through a Hive Metastore: {@link dev.lakecommit.hive.HiveSink}
+ * and its configuration {@link dev.lakecommit.hive.HiveSinkConfig}.
+ *
+ * <p>What a table looks like on storage:
+ *
+ * <pre>
+ * &lt;table location&gt;/
+ *   .lakecommit-staging/&lt;job-id&gt;/ckpt-&lt;id&gt;/...     staged files (hidden: readers skip it), until committed
+ *   dt=2024-01-01/region=eu/                          a partition, named as Hive names it (escaped values)
+ *     &lt;job&gt;-&lt;ckpt&gt;-&lt;writer&gt;-&lt;attempt&gt;-&lt;seq&gt;.parquet     committed files keep their unique staged names
+ *     _SUCCESS                                        when success files are configured
+ *     .lakecommit-overwrite/&lt;job-id&gt;-&lt;ckpt&gt;/         insert-overwrite: the partition's new location
+ * </pre>
+ *
+ * <p>What the metastore holds: partitions with {@code numFiles}, {@code numRows}, {@code totalSize} and the
+ * checkpoint of each job that last wrote them ({@code lakecommit.committed.<job-id>}); on the table, the per-job
+ * watermark {@code lakecommit.committed.<job-id>} (written last, in every commit) and {@code lakecommit.version},
+ * the counter every table change of the sink compares and swaps.
+ */
+package dev.lakecommit.hive;
