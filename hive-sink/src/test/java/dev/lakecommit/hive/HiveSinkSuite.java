@@ -430,7 +430,9 @@ abstract class HiveSinkSuite {
 
       assertThat(outcomes).allMatch(CommitOutcome::isSuccess);
       assertThat(outcomes).filteredOn(o -> o instanceof CommitOutcome.Committed).hasSize(1);
-      assertThat(ca.conflicts() + cb.conflicts()).as("conflicts seen").isGreaterThanOrEqualTo(2);
+      // Lined up, the loser meets the winner's change at least once (partitions or watermark); which step it
+      // meets first depends on scheduling, so the count is at least one, not exactly two.
+      assertThat(ca.conflicts() + cb.conflicts()).as("conflicts seen").isPositive();
       assertRaceResult(fixture, table, 130, first.fileCount() + second.fileCount());
 
       // Free-running races, without lining up: still exactly once.
@@ -490,7 +492,7 @@ abstract class HiveSinkSuite {
     for (int i = 0, n = 1 + random.nextInt(3); i < n; i++) {
       String point = points.get(random.nextInt(points.size()));
       int bound = point.equals(CrashSchedule.WRITE) ? CONFIG.writesPerLife()
-          : point.equals(CommitHook.FILE_MOVED) ? 60 : CONFIG.checkpointsPerLife();
+          : point.equals(CommitHook.FILE_MOVED) ? 18 : CONFIG.checkpointsPerLife();
       crashes.add(new CrashSchedule.Crash(point, 1 + random.nextInt(bound)));
     }
     return new CrashSchedule(crashes);
