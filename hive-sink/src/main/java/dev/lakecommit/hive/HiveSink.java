@@ -45,8 +45,10 @@ import org.apache.thrift.TException;
  * or whose columns differ from the staged schema, is refused here, before any data is written.
  *
  * <p>Storage is any Hadoop file system of the table's location: local paths, HDFS, or S3 through S3A
- * ({@code s3a://}, configured by {@code fs.s3a.*} in {@link HiveSinkConfig.Builder#hadoopProperty}). The metastore
- * must be Hive 2.3.10 or later (it checks the sink's table changes as compare-and-swaps).
+ * ({@code s3a://}, configured by {@code fs.s3a.*} in {@link HiveSinkConfig.Builder#hadoopProperty}; staged names
+ * are unique, so {@code fs.s3a.create.performance=true} safely saves a probe per staged file). The metastore must
+ * reach the same storage (it checks partition directories), and be Hive 2.3.10 or later: it checks the sink's
+ * table changes as compare-and-swaps ({@code expected_parameter_key}), which older metastores ignore.
  *
  * @param <IN> records written
  */
