@@ -10,12 +10,13 @@ import java.util.function.BiConsumer;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 
 /**
- * Metastore clients that count every call by method name, and can run an action before a call (to fail or
- * "crash" the Nth {@code alter_partitions}, say).
+ * Metastore clients that count every call by method name, and can run an action before or after a call (to fail
+ * or "crash" the Nth {@code alter_partitions}, or lose the answer of an {@code alter_table}).
  */
 final class CountingClients implements MetastoreClientFactory {
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
   private volatile BiConsumer<String, Integer> before = (method, n) -> {};
+  private volatile BiConsumer<String, Integer> after = (method, n) -> {};
 
   int calls(String method) {
     AtomicInteger count = calls.get(method);
@@ -32,6 +33,12 @@ final class CountingClients implements MetastoreClientFactory {
     return this;
   }
 
+  /** Runs {@code action(method, nth call of it)} after each call returned (to "lose" its answer, say). */
+  CountingClients after(BiConsumer<String, Integer> action) {
+    this.after = action;
+    return this;
+  }
+
   @Override
   public IMetaStoreClient open(org.apache.hadoop.hive.conf.HiveConf conf)
       throws org.apache.hadoop.hive.metastore.api.MetaException {
@@ -39,11 +46,14 @@ final class CountingClients implements MetastoreClientFactory {
     InvocationHandler handler = (proxy, method, args) -> {
       int n = calls.computeIfAbsent(method.getName(), m -> new AtomicInteger()).incrementAndGet();
       before.accept(method.getName(), n);
+      Object result;
       try {
-        return method.invoke(client, args);
+        result = method.invoke(client, args);
       } catch (InvocationTargetException e) {
         throw e.getCause();
       }
+      after.accept(method.getName(), n);
+      return result;
     };
     return (IMetaStoreClient) Proxy.newProxyInstance(getClass().getClassLoader(),
         new Class<?>[] {IMetaStoreClient.class}, handler);

@@ -218,6 +218,52 @@ class LocalHiveSinkIT extends HiveSinkSuite {
     assertThat(fixture.client().getTable(HiveFixture.DB, orc).getSd().getLocation()).isNotNull();
   }
 
+  /**
+   * The metastore applies the watermark swap but its answer is lost: the committer settles the outcome by reading
+   * the table back (committed), never by guessing. A swap that failed before it was applied is retried.
+   */
+  @Test
+  void aLostAnswerToTheWatermarkSwapIsSettledByReadingTheTableBack() throws Exception {
+    String table = HiveFixture.newTable("settle");
+    CountingClients clients = new CountingClients();
+    HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table).createTable(SCHEMA, PARTITIONED)
+        .clientFactory(clients).build());
+    String swap = "alter_table_with_environmentContext";
+    try (HiveAggregatedCommitter committer = committer(sink)) {
+      clients.after((method, n) -> {
+        if (method.equals(swap)) {
+          throw new UndeclaredTransportFailure("answer lost");
+        }
+      });
+      CommitOutcome settled = committer.commit(stage(sink, committer, "settle", 1, rows(0, 10, HiveTestData.MIXED)));
+      assertThat(settled).isInstanceOf(CommitOutcome.Committed.class);
+      assertThat(((CommitOutcome.Committed) settled).targetVersion()).startsWith("settled by reading back");
+
+      clients.after((method, n) -> {});
+      clients.before((method, n) -> {
+        if (method.equals(swap)) {
+          throw new UndeclaredTransportFailure("not sent");
+        }
+      });
+      HiveCommittable second = stage(sink, committer, "settle", 2, rows(10, 20, HiveTestData.MIXED));
+      CommitOutcome failed = committer.commit(second);
+      assertThat(failed).isInstanceOf(CommitOutcome.Retryable.class);
+      clients.before((method, n) -> {});
+      assertThat(committer.commit(second)).isInstanceOf(CommitOutcome.Committed.class);
+      assertThat(committer.commit(second)).isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    }
+    TableContents contents = fixture.contents(table);
+    assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(ids(0, 20));
+    contents.parts().forEach(HiveSinkSuite::assertStats);
+  }
+
+  /** What a broken connection looks like to a metastore caller. */
+  private static final class UndeclaredTransportFailure extends RuntimeException {
+    UndeclaredTransportFailure(String message) {
+      super(new org.apache.thrift.transport.TTransportException(message));
+    }
+  }
+
   /** A Parquet table made by someone else: no Lakecommit parameters; the first commit starts its counter. */
   @Test
   void writesATableItDidNotCreate() throws Exception {
