@@ -21,6 +21,12 @@ public interface JobListener {
   /** A pending commit reached a final outcome (committed, already committed). */
   default void onCommitted(long checkpointId, CommitOutcome outcome, long durationNanos) {}
 
+  /**
+   * A commit attempt of a checkpoint failed in a way that may succeed later (conflict, outage, unknown state); the
+   * retry policy decides whether another attempt follows.
+   */
+  default void onCommitAttemptFailed(long checkpointId, int attempt, Throwable cause) {}
+
   /** The checkpoint is durable and every pending commit up to it is done. */
   default void onCheckpointComplete(long checkpointId, long recordCount) {}
 

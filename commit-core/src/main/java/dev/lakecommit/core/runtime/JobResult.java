@@ -11,6 +11,8 @@ package dev.lakecommit.core.runtime;
  * @param skippedCommits commits this run found already applied
  * @param recordsRead records this run read from the source
  * @param recordCount records read by the job over all its runs
+ * @param commitRetries commit attempts of this run that failed and were retried or given up
+ * @param commitRetryNanos time this run spent on commits after their first failed attempt (backoff included)
  */
 public record JobResult(
     int attempt,
@@ -20,4 +22,6 @@ public record JobResult(
     int commits,
     int skippedCommits,
     long recordsRead,
-    long recordCount) {}
+    long recordCount,
+    int commitRetries,
+    long commitRetryNanos) {}

@@ -38,6 +38,11 @@ final class JobRun<IN, C, S, A> {
   private int checkpoints;
   private int commits;
   private int skippedCommits;
+  private int commitRetries;
+  private long commitRetryNanos;
+  private StallWatchdog watchdog;
+  private volatile WriterPool<IN, C, S> activePool;
+  private boolean persisting;
 
   JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, int attempt) {
     this.job = job;
@@ -48,12 +53,49 @@ final class JobRun<IN, C, S, A> {
   }
 
   JobResult run() throws IOException, InterruptedException {
+    Thread coordinator = Thread.currentThread();
+    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), () -> {
+      coordinator.interrupt();
+      WriterPool<IN, C, S> pool = activePool;
+      if (pool != null) {
+        pool.interrupt();
+      }
+    });
+    try {
+      return runWatched();
+    } catch (IOException | RuntimeException | InterruptedException e) {
+      if (watchdog.stalled()) {
+        Thread.interrupted();
+        throw new JobFailedException("Job " + jobId + " " + watchdog.describe() + endpointsText()
+            + ". Every completed checkpoint is kept in " + job.store.location() + " (last: " + lastCheckpointId
+            + "); fix the cause and run the same job again to resume.", e);
+      }
+      if (e instanceof JobFailedException failed && job.endpoints != null) {
+        throw new JobFailedException(failed.getMessage() + endpointsText(), failed.getCause());
+      }
+      throw e;
+    } finally {
+      watchdog.close();
+      if (watchdog.stalled()) {
+        Thread.interrupted();
+      }
+    }
+  }
+
+  private String endpointsText() {
+    return job.endpoints == null ? "" : " (endpoints: " + job.endpoints + ")";
+  }
+
+  private JobResult runWatched() throws IOException, InterruptedException {
+    watchdog.phase("restoring from " + job.store.location());
     CheckpointRecord restored = restore();
     long restoredId = restored == null ? 0 : restored.checkpointId();
     commitPending();
     job.listener.onStart(attempt, restoredId, recordCount);
 
     WriterPool<IN, C, S> pool = new WriterPool<>(jobId.value(), writers(restored), job.queueCapacity);
+    activePool = pool;
+    watchdog.progressed("reading and writing records after checkpoint " + restoredId);
     boolean finished = false;
     try (CheckpointedSource.SourceReader<IN> reader =
         job.source.open(restored == null ? null : restored.sourcePosition())) {
@@ -64,6 +106,7 @@ final class JobRun<IN, C, S, A> {
       IN record;
       while ((record = reader.next()) != null) {
         pool.send(route(record), record);
+        watchdog.progressed();
         recordsRead++;
         sinceCheckpoint++;
         if (sinceCheckpoint >= job.checkpointEveryRecords || intervalElapsed(checkpointStart)) {
@@ -82,8 +125,13 @@ final class JobRun<IN, C, S, A> {
       pool.stop();
       throw crash;
     } catch (IOException | RuntimeException | InterruptedException e) {
+      if (watchdog.stalled()) {
+        // the watchdog's interrupt is handled: the writers must still stop and delete what they staged
+        Thread.interrupted();
+      }
       pool.stop();
       abortWriters(pool);
+      deleteStagedOfFailedCheckpoint();
       throw e;
     } finally {
       if (finished) {
@@ -91,7 +139,7 @@ final class JobRun<IN, C, S, A> {
       }
     }
     return new JobResult(attempt, restoredId, lastCheckpointId, checkpoints, commits, skippedCommits,
-        recordsRead, recordCount);
+        recordsRead, recordCount, commitRetries, commitRetryNanos);
   }
 
   /** Finds the newest complete checkpoint, checks it against the target, and sets up ids and pending commits. */
@@ -199,7 +247,9 @@ final class JobRun<IN, C, S, A> {
   private byte[] checkpoint(WriterPool<IN, C, S> pool, byte[] position, long records)
       throws IOException, InterruptedException {
     long id = nextCheckpointId++;
+    watchdog.phase("preparing checkpoint " + id + " (writers closing their staged files)");
     List<WriterPool.Prepared<C, S>> prepared = pool.checkpoint(id);
+    watchdog.progressed("persisting checkpoint " + id + " to " + job.store.location());
     job.listener.onCheckpointPrepared(id);
 
     List<C> infos = new ArrayList<>();
@@ -219,9 +269,12 @@ final class JobRun<IN, C, S, A> {
     if (job.unsafeCommitBeforePersist) {
       commitPending();
     }
+    persisting = true;
     job.store.persist(record);
+    persisting = false;
     checkpoints++;
     lastCheckpointId = id;
+    watchdog.progressed("checkpoint " + id + " persisted");
     job.listener.onCheckpointPersisted(id);
     commitPending();
     job.listener.onCheckpointComplete(id, recordCount);
@@ -234,9 +287,29 @@ final class JobRun<IN, C, S, A> {
       Map.Entry<Long, A> next = pending.firstEntry();
       long id = next.getKey();
       long start = System.nanoTime();
-      CommitOutcome outcome = job.commitRetry.commit(
-          "commit of checkpoint " + id + " of job " + jobId, () -> path.commit(next.getValue()));
+      watchdog.phase("committing checkpoint " + id);
+      int[] attempts = {0};
+      long[] firstFailure = {Long.MIN_VALUE};
+      CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
+        int attemptNo = ++attempts[0];
+        CommitOutcome result = path.commit(next.getValue());
+        if (result.isRetryable()) {
+          Throwable cause = result instanceof CommitOutcome.Retryable r
+              ? r.cause() : ((CommitOutcome.Unknown) result).cause();
+          commitRetries++;
+          if (firstFailure[0] == Long.MIN_VALUE) {
+            firstFailure[0] = System.nanoTime();
+          }
+          watchdog.error(cause);
+          watchdog.phase("retrying the commit of checkpoint " + id + " (attempt " + attemptNo + " failed)");
+          job.listener.onCommitAttemptFailed(id, attemptNo, cause);
+        }
+        return result;
+      });
       long duration = System.nanoTime() - start;
+      if (firstFailure[0] != Long.MIN_VALUE) {
+        commitRetryNanos += System.nanoTime() - firstFailure[0];
+      }
       if (outcome instanceof CommitOutcome.Committed c) {
         commits++;
         LOG.info("Committed checkpoint {} of job {} as {} in {} ms", id, jobId, c.targetVersion(),
@@ -255,6 +328,7 @@ final class JobRun<IN, C, S, A> {
       }
       pending.remove(id);
       pendingBytes.remove(id);
+      watchdog.progressed("committed checkpoint " + id);
       job.listener.onCommitted(id, outcome, duration);
     }
   }
@@ -263,6 +337,25 @@ final class JobRun<IN, C, S, A> {
     return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
         + job.commitRetry.maxAttempts() + " attempts: " + cause.getMessage() + ". The checkpoint is durable in "
         + job.store.location() + "; run the job again to retry the commit.", cause);
+  }
+
+  /**
+   * Writers that prepared the failed checkpoint handed their staged files to the coordinator, which will never
+   * persist them: delete everything staged above the last durable checkpoint now rather than on the next start.
+   * Not when the failure hit the checkpoint's own persist: it may be durable after all.
+   */
+  private void deleteStagedOfFailedCheckpoint() {
+    if (persisting || !(sink instanceof SupportsStagingCleanup cleanup)) {
+      return;
+    }
+    try {
+      long deleted = cleanup.deleteStagedAfter(jobId, lastCheckpointId);
+      LOG.info("Deleted {} files staged by job {} after its last durable checkpoint {}", deleted, jobId,
+          lastCheckpointId);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not delete the files job {} staged after checkpoint {}; the next start deletes them: {}",
+          jobId, lastCheckpointId, e.toString());
+    }
   }
 
   private void abortWriters(WriterPool<IN, C, S> pool) {

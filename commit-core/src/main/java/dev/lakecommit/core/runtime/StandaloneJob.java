@@ -40,6 +40,8 @@ public final class StandaloneJob<IN> {
   final RestoreBehindPolicy restoreBehind;
   final JobListener listener;
   final boolean unsafeCommitBeforePersist;
+  final Duration stallTimeout;
+  final String endpoints;
 
   private StandaloneJob(Builder<IN> builder) {
     this.sink = builder.sink;
@@ -55,6 +57,8 @@ public final class StandaloneJob<IN> {
     this.restoreBehind = builder.restoreBehind;
     this.listener = builder.listener;
     this.unsafeCommitBeforePersist = builder.unsafeCommitBeforePersist;
+    this.stallTimeout = builder.stallTimeout;
+    this.endpoints = builder.endpoints;
   }
 
   public static <IN> Builder<IN> builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
@@ -94,6 +98,8 @@ public final class StandaloneJob<IN> {
     private RestoreBehindPolicy restoreBehind = RestoreBehindPolicy.FAIL;
     private JobListener listener = JobListener.NONE;
     private boolean unsafeCommitBeforePersist;
+    private Duration stallTimeout;
+    private String endpoints;
 
     private Builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
       this.sink = Objects.requireNonNull(sink, "sink");
@@ -156,6 +162,28 @@ public final class StandaloneJob<IN> {
 
     public Builder<IN> listener(JobListener jobListener) {
       this.listener = Objects.requireNonNull(jobListener, "listener");
+      return this;
+    }
+
+    /**
+     * Fails the job when it makes no progress — no record read, no checkpoint persisted, no commit settled — for
+     * this long (default: never). The job's threads are interrupted and {@link #run()} throws a {@link
+     * JobFailedException} that names what the job was doing, the {@link #endpoints endpoints} and the last error;
+     * every completed checkpoint is kept, and running the job again resumes. Choose it longer than the slowest
+     * checkpoint (staging uploads of one checkpoint, one commit with its retries).
+     */
+    public Builder<IN> stallTimeout(Duration timeout) {
+      check(timeout != null && timeout.toNanos() > 0, "Invalid stall timeout: %s (must be > 0)", timeout);
+      this.stallTimeout = timeout;
+      return this;
+    }
+
+    /**
+     * What the job talks to (storage endpoint, catalog URI), named in its failure messages. Must not hold
+     * credentials: it is printed as given.
+     */
+    public Builder<IN> endpoints(String description) {
+      this.endpoints = Objects.requireNonNull(description, "endpoints");
       return this;
     }
 

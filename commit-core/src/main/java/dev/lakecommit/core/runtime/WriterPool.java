@@ -69,7 +69,12 @@ final class WriterPool<IN, C, S> {
     }
     List<Prepared<C, S>> prepared = new ArrayList<>();
     for (int i = 0; i < writers.size(); i++) {
-      CompletableFuture.anyOf(done.get(i), failures.get(i)).exceptionally(t -> null).join();
+      try {
+        // get(), not join(): a stalled job interrupts the coordinator here
+        CompletableFuture.anyOf(done.get(i), failures.get(i)).exceptionally(t -> null).get();
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("unreachable: failures are mapped to null", e);
+      }
       rethrowIfFailed(i);
       try {
         prepared.add(done.get(i).get());
@@ -97,6 +102,11 @@ final class WriterPool<IN, C, S> {
     for (Thread thread : threads) {
       thread.join(TimeUnit.SECONDS.toMillis(30));
     }
+  }
+
+  /** Interrupts the writer threads (a stalled job), without waiting for them. */
+  void interrupt() {
+    threads.forEach(Thread::interrupt);
   }
 
   List<SinkWriter<IN, C, S>> writers() {
