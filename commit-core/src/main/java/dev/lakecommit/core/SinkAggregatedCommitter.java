@@ -40,6 +40,23 @@ public interface SinkAggregatedCommitter<C, A> extends AutoCloseable {
   CommitId commitId(A committable);
 
   /**
+   * The next commit to make when several checkpoints are pending (after a restore, or a backlog of commits that
+   * failed): the oldest alone (the default), or one commit that merges the oldest ones and carries the
+   * {@link #commitId} of the newest it covers. The runtime calls this only with two or more pending commits,
+   * oldest first, commits the result instead of the oldest, and then treats every pending checkpoint up to the
+   * result's id as committed (or aborted) with it.
+   *
+   * <p>Pure: no side effect, and the result is not persisted (the pending commits stay in the checkpoint until
+   * the merged one succeeds). A merged commit must still be idempotent per checkpoint it covers: if the target
+   * already holds some of them, its {@link #commit} applies only the others.
+   *
+   * @param pending the pending commits, oldest first, at least two
+   */
+  default A coalesce(List<A> pending) {
+    return pending.get(0);
+  }
+
+  /**
    * Re-commits what a restored checkpoint still held as pending. The default commits in order; each commit's own
    * idempotency check makes this safe for commits that were applied before the restart.
    *

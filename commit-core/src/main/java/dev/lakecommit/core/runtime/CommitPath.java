@@ -25,6 +25,15 @@ abstract class CommitPath<C, A> implements AutoCloseable {
 
   abstract CommitOutcome commit(A committable);
 
+  /**
+   * The next commit of several pending ones (oldest first): the committer's choice, as a commit and the newest
+   * checkpoint it covers.
+   */
+  abstract Next<A> next(java.util.SortedMap<Long, A> pending);
+
+  /** A commit and the newest pending checkpoint it covers. */
+  record Next<A>(A committable, long lastCheckpointId) {}
+
   abstract void abort(A committable) throws IOException;
 
   abstract SimpleVersionedSerializer<A> serializer();
@@ -75,6 +84,20 @@ abstract class CommitPath<C, A> implements AutoCloseable {
     }
 
     @Override
+    Next<A> next(java.util.SortedMap<Long, A> pending) {
+      if (pending.size() < 2) {
+        return new Next<>(pending.get(pending.firstKey()), pending.firstKey());
+      }
+      A chosen = committer.coalesce(List.copyOf(pending.values()));
+      long last = committer.commitId(chosen).checkpointId();
+      if (!pending.containsKey(last)) {
+        throw new IllegalStateException("The committer coalesced pending checkpoints " + pending.keySet()
+            + " into a commit of checkpoint " + last + ", which is not pending");
+      }
+      return new Next<>(chosen, last);
+    }
+
+    @Override
     void abort(A committable) throws IOException {
       committer.abort(committable);
     }
@@ -112,6 +135,11 @@ abstract class CommitPath<C, A> implements AutoCloseable {
     @Override
     List<C> combine(CommitId commitId, List<C> infos) {
       return List.copyOf(infos);
+    }
+
+    @Override
+    Next<List<C>> next(java.util.SortedMap<Long, List<C>> pending) {
+      return new Next<>(pending.get(pending.firstKey()), pending.firstKey());
     }
 
     @Override

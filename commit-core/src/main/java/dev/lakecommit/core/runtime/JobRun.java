@@ -54,7 +54,7 @@ final class JobRun<IN, C, S, A> {
 
   JobResult run() throws IOException, InterruptedException {
     Thread coordinator = Thread.currentThread();
-    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), () -> {
+    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), job.errorProbe, () -> {
       coordinator.interrupt();
       WriterPool<IN, C, S> pool = activePool;
       if (pool != null) {
@@ -284,15 +284,16 @@ final class JobRun<IN, C, S, A> {
   /** Commits every pending checkpoint, oldest first, each until its outcome is final. */
   private void commitPending() throws InterruptedException {
     while (!pending.isEmpty()) {
-      Map.Entry<Long, A> next = pending.firstEntry();
-      long id = next.getKey();
+      // With several pending, the committer may merge the oldest ones into one commit carrying the newest id.
+      CommitPath.Next<A> next = path.next(pending);
+      long id = next.lastCheckpointId();
       long start = System.nanoTime();
       watchdog.phase("committing checkpoint " + id);
       int[] attempts = {0};
       long[] firstFailure = {Long.MIN_VALUE};
       CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
         int attemptNo = ++attempts[0];
-        CommitOutcome result = path.commit(next.getValue());
+        CommitOutcome result = path.commit(next.committable());
         if (result.isRetryable()) {
           Throwable cause = result instanceof CommitOutcome.Retryable r
               ? r.cause() : ((CommitOutcome.Unknown) result).cause();
@@ -326,10 +327,12 @@ final class JobRun<IN, C, S, A> {
       } else {
         throw gaveUp(id, ((CommitOutcome.Unknown) outcome).cause());
       }
-      pending.remove(id);
-      pendingBytes.remove(id);
-      watchdog.progressed("committed checkpoint " + id);
-      job.listener.onCommitted(id, outcome, duration);
+      for (long covered : new ArrayList<>(pending.headMap(id, true).keySet())) {
+        pending.remove(covered);
+        pendingBytes.remove(covered);
+        watchdog.progressed("committed checkpoint " + covered);
+        job.listener.onCommitted(covered, outcome, duration);
+      }
     }
   }
 
