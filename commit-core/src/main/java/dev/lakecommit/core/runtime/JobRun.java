@@ -54,7 +54,7 @@ final class JobRun<IN, C, S, A> {
 
   JobResult run() throws IOException, InterruptedException {
     Thread coordinator = Thread.currentThread();
-    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), job.errorProbe, () -> {
+    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), () -> {
       coordinator.interrupt();
       WriterPool<IN, C, S> pool = activePool;
       if (pool != null) {
