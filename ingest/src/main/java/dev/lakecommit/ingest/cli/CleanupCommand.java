@@ -22,8 +22,10 @@ import picocli.CommandLine.Spec;
  * committed checkpoints, and of durable checkpoints still pending commit, are never touched.
  */
 @Command(name = "cleanup", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Finds the orphan staged files of a job (checkpoints above both its last committed and its "
-        + "newest durable checkpoint). Dry run unless --delete is given.")
+    description = {"Finds the orphan staged files of a job (checkpoints above both its last committed and its "
+        + "newest durable checkpoint). Dry run unless --delete is given.",
+        "With --target hive also what is still staged for committed checkpoints (the commit moved their files "
+            + "into the table). Run it while the job is not running."})
 public final class CleanupCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -38,6 +40,9 @@ public final class CleanupCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     JobId jobId = job.requiredJobId();
+    if (table.target() == Target.HIVE) {
+      return new HiveCleanup(table, job).run(out, jobId, delete);
+    }
     Table target = table.loadTable();
     String watermark = target.properties().get(dev.lakecommit.core.CommitId.watermarkKey(jobId));
     CheckpointStore store = job.checkpointStore(jobId, table);

@@ -1,10 +1,12 @@
 package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.runtime.CheckpointedSource;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.runtime.StandaloneJob;
+import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.iceberg.IcebergSink;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
@@ -30,8 +32,8 @@ import picocli.CommandLine.Spec;
 /** {@code lakecommit ingest}: files to a table, one commit per checkpoint, resumable after any crash. */
 @Command(name = "ingest", mixinStandardHelpOptions = true, sortOptions = false,
     description = {
-        "Ingests files (JSON lines, CSV with a header, Parquet, Avro) into an Iceberg table with N parallel "
-            + "writers and one commit per checkpoint.",
+        "Ingests files (JSON lines, CSV with a header, Parquet, Avro) into an Iceberg table (or, with "
+            + "--target hive, a Hive table) with N parallel writers and one commit per checkpoint.",
         "Running the same command again after a crash resumes from the last complete checkpoint; after a "
             + "finished run it commits nothing new."})
 public final class IngestCommand implements Callable<Integer> {
@@ -55,8 +57,20 @@ public final class IngestCommand implements Callable<Integer> {
   @Mixin JobOptions job;
 
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
-      description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...")
+      description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
+          + "for --target hive partition columns only (col1,col2).")
   List<String> partitionBy = new ArrayList<>();
+
+  @Option(names = "--table-location", paramLabel = "URI",
+      description = "--target hive: location of a table the tool creates (default: <warehouse>/<db>.db/<table> "
+          + "with -C warehouse=..., else the metastore's location of the database).")
+  String tableLocation;
+
+  @Option(names = "--external", description = "--target hive: create the table as EXTERNAL.")
+  boolean external;
+
+  @Option(names = "--success-files", description = "--target hive: write _SUCCESS into each partition committed.")
+  boolean successFiles;
 
   @Option(names = "--no-create-table", negatable = false,
       description = "Fail if the table does not exist instead of creating it.")
@@ -93,10 +107,22 @@ public final class IngestCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    checkTargetOptions();
     FileSource source = FileSource.of(input, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
         table.hadoopConf());
     JobId jobId = job.jobId(input, table.table());
+    if (badRecords != null) {
+      source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
+    }
+    if (table.target() == Target.HIVE) {
+      HiveIngest hive = new HiveIngest(table, source.schema(), partitionBy, !noCreateTable);
+      hive.location(tableLocation).external(external).successFiles(successFiles).codec(codec);
+      HiveSink<Record> sink = hive.sink();
+      JobResult result = run(out, sink, source, jobId);
+      hive.report(out, jobId, result);
+      return 0;
+    }
     IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
     if (!noCreateTable) {
       config.createTable(source.schema(), partitionBy);
@@ -105,16 +131,36 @@ public final class IngestCommand implements Callable<Integer> {
       config.codec(codec);
     }
     IcebergSink<Record> sink = IcebergSink.forRecords(config.build());
-    if (badRecords != null) {
-      source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
+    JobResult result = run(out, sink, source, jobId);
+    report(out, sink.table(), jobId, result);
+    return 0;
+  }
+
+  /** Options of the other target are refused before anything is read. */
+  private void checkTargetOptions() {
+    if (table.target() == Target.HIVE) {
+      table.metastoreUri();
+      if (addNewColumns) {
+        throw new IllegalArgumentException("Option --add-new-columns is for Iceberg tables; a Hive table's columns "
+            + "are changed with ALTER TABLE");
+      }
+    } else {
+      table.requireIceberg();
+      if (tableLocation != null || external || successFiles) {
+        throw new IllegalArgumentException("Options --table-location, --external and --success-files are for "
+            + "--target hive");
+      }
     }
+  }
+
+  private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId)
+      throws Exception {
     out.printf("Ingesting %d file(s) from %s into %s as job %s%n", source.files().size(), input, table.table(),
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
-    JobResult result;
     try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
-      result = StandaloneJob.builder(sink, counting(source, rowsRead))
+      return StandaloneJob.builder(sink, counting(source, rowsRead))
           .jobId(jobId)
           .checkpointStore(job.checkpointStore(jobId, table))
           .parallelism(parallelism)
@@ -125,8 +171,6 @@ public final class IngestCommand implements Callable<Integer> {
           .build()
           .run();
     }
-    report(out, sink.table(), jobId, result);
-    return 0;
   }
 
   private void report(PrintWriter out, Table target, JobId jobId, JobResult result) {

@@ -6,6 +6,7 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CheckpointRecord;
 import dev.lakecommit.core.runtime.CheckpointStore;
+import dev.lakecommit.ingest.hive.HiveTarget;
 import dev.lakecommit.ingest.source.FileSource;
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -22,8 +23,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code lakecommit status}: jobs of a table, their last committed checkpoint, and a job's pending ones. */
 @Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Shows the jobs that committed to a table (last committed checkpoint of each) and, for a job, "
-        + "its newest durable checkpoint and the checkpoints still pending commit.")
+    description = "Shows the jobs that committed to a table (Iceberg, or Hive with --target hive), the last "
+        + "committed checkpoint of each, and, for a job, its newest durable checkpoint and the checkpoints still pending commit.")
 public final class StatusCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -37,17 +38,28 @@ public final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    Table target = table.loadTable();
     Map<String, Object> status = new LinkedHashMap<>();
     status.put("table", table.table());
-    Snapshot current = target.currentSnapshot();
-    status.put("snapshot", current == null ? null : current.snapshotId());
-    Map<String, Long> jobs = new LinkedHashMap<>();
-    target.properties().forEach((key, value) -> {
-      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
-        jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), Long.parseLong(value));
+    Map<String, Long> jobs;
+    if (table.target() == Target.HIVE) {
+      try (HiveTarget target = table.openHiveTable()) {
+        status.put("target", "hive");
+        status.put("location", target.location());
+        status.put("version", target.version());
+        status.put("partitions", target.partitionCount());
+        jobs = target.watermarks();
       }
-    });
+    } else {
+      Table target = table.loadTable();
+      Snapshot current = target.currentSnapshot();
+      status.put("snapshot", current == null ? null : current.snapshotId());
+      jobs = new LinkedHashMap<>();
+      target.properties().forEach((key, value) -> {
+        if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
+          jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), Long.parseLong(value));
+        }
+      });
+    }
     status.put("jobs", jobs);
     if (job.jobId != null) {
       status.put("job", jobStatus(job.requiredJobId(), jobs.get(job.jobId)));
@@ -55,7 +67,12 @@ public final class StatusCommand implements Callable<Integer> {
     if (json) {
       out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
     } else {
-      out.printf("table %s, snapshot %s%n", table.table(), status.get("snapshot"));
+      if (table.target() == Target.HIVE) {
+        out.printf("Hive table %s at %s, version %s, %s partition(s)%n", table.table(), status.get("location"),
+            status.get("version"), status.get("partitions"));
+      } else {
+        out.printf("table %s, snapshot %s%n", table.table(), status.get("snapshot"));
+      }
       if (jobs.isEmpty()) {
         out.println("no Lakecommit job has committed to this table");
       }

@@ -1,16 +1,37 @@
 package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import dev.lakecommit.ingest.hive.HiveTarget;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
 /**
  * The target table and its catalog, by Iceberg's own catalog property names. Without catalog properties the
  * tool uses the embedded default: a JDBC catalog on a SQLite file inside a local warehouse directory.
+ *
+ * <p>With {@code --target hive} the table is a Hive table in a Hive Metastore: {@code --metastore-uri} (or
+ * {@code -C uri=...} / {@code -C hive.metastore.uris=...}, as users of Iceberg's HiveCatalog pass it), and the
+ * {@code -C} properties that are Hadoop or Hive settings ({@value #HADOOP_PREFIXES_TEXT}) configure the metastore
+ * client and the table's storage (e.g. {@code fs.s3a.*} for {@code s3a://} locations).
  */
 public final class TableOptions {
+  /** Prefixes of {@code -C} keys passed to Hadoop (and, for Hive, to the metastore client). */
+  static final List<String> HADOOP_PREFIXES = List.of("fs.", "hive.", "hadoop.", "dfs.", "parquet.");
+  static final String HADOOP_PREFIXES_TEXT = "fs.*, hive.*, hadoop.*, dfs.*, parquet.*";
+  private static final String METASTORE_URIS = "hive.metastore.uris";
+
+  @Option(names = "--target", paramLabel = "iceberg|hive", defaultValue = "iceberg",
+      description = "Kind of table: iceberg (default) or hive (a Parquet table in a Hive Metastore).")
+  Target target = Target.ICEBERG;
+
+  @Option(names = "--metastore-uri", paramLabel = "thrift://HOST:PORT",
+      description = "The Hive Metastore of --target hive (also accepted as -C uri=... or "
+          + "-C hive.metastore.uris=...).")
+  String metastoreUri;
+
   @Option(names = "--table", required = true, paramLabel = "NAMESPACE.NAME",
       description = "The target table, e.g. demo.orders.")
   String table;
@@ -30,7 +51,7 @@ public final class TableOptions {
 
   /** The catalog properties in force: the given ones, or the embedded default's. */
   public Map<String, String> catalogProperties() {
-    if (!catalogProperties.isEmpty()) {
+    if (!catalogProperties.isEmpty() || target == Target.HIVE) {
       return catalogProperties;
     }
     Path dir = warehouse.toAbsolutePath().normalize();
@@ -42,19 +63,105 @@ public final class TableOptions {
     return embedded;
   }
 
-  /** Hadoop settings for {@code s3a://} and other Hadoop paths: the {@code fs.*} catalog properties. */
+  /**
+   * Hadoop settings for {@code s3a://} and other Hadoop paths: the {@code fs.*} catalog properties; for
+   * {@code --target hive} all Hadoop and Hive settings among them.
+   */
   public org.apache.hadoop.conf.Configuration hadoopConf() {
+    if (target == Target.HIVE) {
+      org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+      hadoopProperties().forEach(conf::set);
+      return conf;
+    }
     return dev.lakecommit.iceberg.HadoopConfs.from(catalogProperties());
+  }
+
+  public Target target() {
+    return target;
+  }
+
+  /**
+   * The metastore of {@code --target hive}: {@code --metastore-uri}, else {@code -C uri}, else
+   * {@code -C hive.metastore.uris}.
+   *
+   * @throws IllegalArgumentException naming the options, if none is given, they differ, or one is no
+   *     {@code thrift://} URI
+   */
+  public String metastoreUri() {
+    String fromUri = catalogProperties.get("uri");
+    String fromHive = catalogProperties.get(METASTORE_URIS);
+    String type = catalogProperties.get("type");
+    if (type != null && !type.equalsIgnoreCase("hive")) {
+      throw new IllegalArgumentException("Option -C type=" + type + " names an Iceberg catalog; --target hive "
+          + "writes a Hive table through a Hive Metastore (--metastore-uri thrift://host:port)");
+    }
+    String uri = metastoreUri != null ? metastoreUri : fromUri != null ? fromUri : fromHive;
+    if (uri == null || uri.isBlank()) {
+      throw new IllegalArgumentException("Missing option --metastore-uri: --target hive writes through a Hive "
+          + "Metastore; give --metastore-uri thrift://host:port (or -C uri=thrift://host:port)");
+    }
+    checkSame(uri, "--metastore-uri", metastoreUri);
+    checkSame(uri, "-C uri", fromUri);
+    checkSame(uri, "-C " + METASTORE_URIS, fromHive);
+    if (!uri.startsWith("thrift://")) {
+      throw new IllegalArgumentException("Invalid option " + (metastoreUri != null ? "--metastore-uri" : "-C uri")
+          + ": '" + Redaction.redactText(uri) + "' is no Hive Metastore URI (use thrift://host:port)");
+    }
+    return uri;
+  }
+
+  private void checkSame(String uri, String option, String value) {
+    if (value != null && !value.equals(uri)) {
+      throw new IllegalArgumentException("Conflicting metastore URIs: " + option + "=" + Redaction.redactText(value)
+          + " differs from " + Redaction.redactText(uri) + "; give one");
+    }
+  }
+
+  /** The {@code -C} properties that are Hadoop or Hive settings ({@value #HADOOP_PREFIXES_TEXT}). */
+  public Map<String, String> hadoopProperties() {
+    Map<String, String> hadoop = new LinkedHashMap<>();
+    catalogProperties.forEach((key, value) -> {
+      if (HADOOP_PREFIXES.stream().anyMatch(key::startsWith) && !key.equals(METASTORE_URIS)) {
+        hadoop.put(key, value);
+      }
+    });
+    return hadoop;
+  }
+
+  /** {@code -C warehouse} of {@code --target hive}: created tables go to {@code <warehouse>/<db>.db/<table>}. */
+  public String hiveWarehouse() {
+    return catalogProperties.get("warehouse");
+  }
+
+  /**
+   * The existing Hive table of {@code --target hive}, through a new metastore client (closed with it).
+   *
+   * @throws IllegalArgumentException if an option is missing or wrong, or the table does not exist
+   */
+  public HiveTarget openHiveTable() {
+    return HiveTarget.open(metastoreUri(), hadoopProperties(), table);
   }
 
   /** The existing table, through its catalog. */
   public org.apache.iceberg.Table loadTable() {
+    requireIceberg();
     return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf())
         .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table));
   }
 
   public boolean embedded() {
-    return catalogProperties.isEmpty();
+    return catalogProperties.isEmpty() && target == Target.ICEBERG;
+  }
+
+  /** Fails on options that only a Hive target uses. */
+  void requireIceberg() {
+    if (target != Target.ICEBERG) {
+      throw new IllegalStateException("Table " + table + " is a " + target + " target, not Iceberg");
+    }
+    if (metastoreUri != null) {
+      throw new IllegalArgumentException("Option --metastore-uri is for --target hive; for an Iceberg table in "
+          + "Iceberg's HiveCatalog use -C type=hive -C uri=" + Redaction.redactText(metastoreUri));
+    }
   }
 
   public String table() {
@@ -67,6 +174,7 @@ public final class TableOptions {
   }
 
   public IcebergSinkConfig.Builder sinkConfig() {
+    requireIceberg();
     if (embedded()) {
       try {
         java.nio.file.Files.createDirectories(warehouse);

@@ -1,10 +1,12 @@
 package dev.lakecommit.ingest.cli;
 
+import dev.lakecommit.ingest.hive.HiveTarget;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
 import dev.lakecommit.ingest.source.SchemaParser;
 import dev.lakecommit.ingest.verify.Audit;
 import dev.lakecommit.ingest.verify.AuditReport;
+import dev.lakecommit.ingest.verify.HiveTableRows;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,9 @@ import picocli.CommandLine.Spec;
 @Command(name = "verify", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Compares a table with its source by a unique key and prints the duplicate, loss and "
         + "out-of-order rates. Exit code 1 on any duplicate or loss.",
-        "Inputs larger than memory are compared through spill files."})
+        "Inputs larger than memory are compared through spill files.",
+        "With --target hive the table is read as Hive reads it: the Parquet files of the partitions the metastore "
+            + "lists."})
 public final class VerifyCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -53,9 +57,20 @@ public final class VerifyCommand implements Callable<Integer> {
     FileSource input = FileSource.of(source, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
         table.hadoopConf());
-    Table target = table.loadTable();
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
-    AuditReport report = Audit.run(input, target, key, eventTime, spill);
+    AuditReport report;
+    if (table.target() == Target.HIVE) {
+      if (eventTime != null) {
+        throw new IllegalArgumentException("Option --event-time is not supported with --target hive: a Hive table "
+            + "keeps no commit order to measure the out-of-order rate by");
+      }
+      try (HiveTarget target = table.openHiveTable()) {
+        report = Audit.run(input, new HiveTableRows(target), key, null, spill, Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
+      }
+    } else {
+      Table target = table.loadTable();
+      report = Audit.run(input, target, key, eventTime, spill);
+    }
     out.println(json ? report.toJson() : report.toTable());
     out.flush();
     return report.passed() ? 0 : LakecommitCommand.VERIFY_FAILED;

@@ -11,7 +11,6 @@ import org.apache.iceberg.Accessor;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
@@ -55,16 +54,27 @@ public final class Audit {
    */
   public static AuditReport run(FileSource source, Table table, String keyColumn, String eventTimeColumnOrNull,
       Path spillDir, int maxKeysInMemory) throws IOException {
+    Objects.requireNonNull(table, "table");
+    return run(source, new IcebergTableRows(table), keyColumn, eventTimeColumnOrNull, spillDir, maxKeysInMemory);
+  }
+
+  /**
+   * Audits any table against its source: an Iceberg table, or a Hive table ({@link HiveTableRows}). Reads the
+   * whole source from its beginning and the table's rows once; holds at most {@code maxKeysInMemory} keys in
+   * memory and writes nothing but spill files, which it deletes.
+   *
+   * @see #run(FileSource, Table, String, String, Path, int)
+   */
+  public static AuditReport run(FileSource source, TableRows table, String keyColumn, String eventTimeColumnOrNull,
+      Path spillDir, int maxKeysInMemory) throws IOException {
     Objects.requireNonNull(source, "source");
     Objects.requireNonNull(table, "table");
     Objects.requireNonNull(keyColumn, "keyColumn");
     Objects.requireNonNull(spillDir, "spillDir");
-    table.refresh();
     Accessor<StructLike> sourceKey = accessor(source.schema(), keyColumn, "source " + source.input());
-    Schema tableKeySchema = table.schema().select(keyColumn);
-    Accessor<StructLike> tableKey = accessor(tableKeySchema, keyColumn, "table " + table.name());
+    table.checkColumn(keyColumn);
     if (eventTimeColumnOrNull != null) {
-      accessor(table.schema(), eventTimeColumnOrNull, "table " + table.name());
+      table.checkColumn(eventTimeColumnOrNull);
     }
 
     long sourceRows = 0;
@@ -77,15 +87,15 @@ public final class Audit {
           sourceRows++;
         }
       }
-      try (CloseableIterable<Record> rows = IcebergGenerics.read(table).select(keyColumn).build()) {
-        for (Record row : rows) {
-          keys.addTable(Keys.text(tableKey.get(row)));
+      try (CloseableIterable<Object> values = table.values(keyColumn)) {
+        for (Object value : values) {
+          keys.addTable(Keys.text(value));
           tableRows++;
         }
       }
       counts = keys.compare();
     }
-    long outOfOrder = eventTimeColumnOrNull == null ? 0 : OutOfOrder.count(table, eventTimeColumnOrNull);
+    long outOfOrder = eventTimeColumnOrNull == null ? 0 : table.outOfOrderRows(eventTimeColumnOrNull);
     return new AuditReport(sourceRows, tableRows, counts.duplicateKeys(), counts.lostKeys(),
         counts.unexpectedKeys(), outOfOrder, eventTimeColumnOrNull);
   }

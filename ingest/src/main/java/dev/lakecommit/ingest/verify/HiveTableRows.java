@@ -1,0 +1,238 @@
+package dev.lakecommit.ingest.verify;
+
+import dev.lakecommit.ingest.hive.HiveTarget;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.NoSuchElementException;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.iceberg.Accessor;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.CloseableIterator;
+import org.apache.iceberg.mapping.MappingUtil;
+import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.parquet.ParquetSchemaUtil;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ParquetMetadata;
+import org.apache.thrift.TException;
+
+/**
+ * A Hive table read back as a Hive reader sees it: the directories the metastore lists (the table's location, or
+ * each partition's location), the visible files in each (names starting with {@code .} or {@code _} are skipped,
+ * so are sub-directories), each read as Parquet by column name. A partition column's value comes from the
+ * partition, as Hive reads it. One file is open at a time; partitions are fetched from the metastore in batches.
+ */
+public final class HiveTableRows implements TableRows {
+  private final HiveTarget table;
+
+  public HiveTableRows(HiveTarget table) {
+    this.table = table;
+  }
+
+  @Override
+  public String name() {
+    return table.name();
+  }
+
+  @Override
+  public void checkColumn(String column) {
+    String lower = column.toLowerCase(Locale.ROOT);
+    if (partitionIndex(lower) >= 0) {
+      return;
+    }
+    String type = table.columns().get(lower);
+    if (type == null) {
+      List<String> columns = new ArrayList<>(table.columns().keySet());
+      columns.addAll(table.partitionColumns());
+      throw new IllegalArgumentException("The Hive table " + table.name() + " has no column '" + column
+          + "' (columns: " + String.join(", ", columns) + ")");
+    }
+    if (type.contains("<")) {
+      throw new IllegalArgumentException("Column '" + column + "' of the Hive table " + table.name() + " is "
+          + type + ", not a primitive type");
+    }
+  }
+
+  private int partitionIndex(String lowerColumn) {
+    return table.partitionColumns().indexOf(lowerColumn);
+  }
+
+  @Override
+  public CloseableIterable<Object> values(String column) throws IOException {
+    checkColumn(column);
+    Iterator<HiveTarget.DataDirectory> dirs;
+    try {
+      dirs = table.dataDirectories();
+    } catch (TException e) {
+      throw new IOException("Cannot list the partitions of the Hive table " + table.name() + ": "
+          + e.getMessage(), e);
+    }
+    Configuration conf = table.conf();
+    int partition = partitionIndex(column.toLowerCase(Locale.ROOT));
+    return new CloseableIterable<>() {
+      private final List<CloseableIterator<Object>> open = new ArrayList<>();
+
+      @Override
+      public CloseableIterator<Object> iterator() {
+        CloseableIterator<Object> values = new Values(dirs, conf, column, partition);
+        open.add(values);
+        return values;
+      }
+
+      @Override
+      public void close() throws IOException {
+        for (CloseableIterator<Object> values : open) {
+          values.close();
+        }
+      }
+    };
+  }
+
+  @Override
+  public long outOfOrderRows(String eventTimeColumn) {
+    throw new IllegalArgumentException("Option --event-time is not supported for --target hive: a Hive table "
+        + "keeps no commit order to measure the out-of-order rate by");
+  }
+
+  /** The values of one column, file by file; at most one file open. */
+  private static final class Values implements CloseableIterator<Object> {
+    private final Iterator<HiveTarget.DataDirectory> dirs;
+    private final Configuration conf;
+    private final String column;
+    private final int partitionIndex;
+    private Iterator<FileStatus> files = Collections.emptyIterator();
+    private List<String> partitionValues = List.of();
+    private CloseableIterable<Object> current;
+    private Iterator<Object> values = Collections.emptyIterator();
+
+    Values(Iterator<HiveTarget.DataDirectory> dirs, Configuration conf, String column, int partitionIndex) {
+      this.dirs = dirs;
+      this.conf = conf;
+      this.column = column;
+      this.partitionIndex = partitionIndex;
+    }
+
+    @Override
+    public boolean hasNext() {
+      try {
+        while (!values.hasNext()) {
+          closeCurrent();
+          if (!files.hasNext()) {
+            if (!dirs.hasNext()) {
+              return false;
+            }
+            HiveTarget.DataDirectory dir = dirs.next();
+            partitionValues = dir.partitionValues();
+            files = visibleFiles(dir, conf).iterator();
+            continue;
+          }
+          current = read(files.next());
+          values = current.iterator();
+        }
+        return true;
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    @Override
+    public Object next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      return values.next();
+    }
+
+    private CloseableIterable<Object> read(FileStatus file) throws IOException {
+      if (file.getLen() == 0) {
+        return CloseableIterable.empty();
+      }
+      ParquetMetadata footer;
+      try (ParquetFileReader reader = ParquetFileReader.open(
+          org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(file, conf))) {
+        footer = reader.getFooter();
+      } catch (IOException | RuntimeException e) {
+        throw new IOException("Cannot read data file " + file.getPath() + " as Parquet: " + e.getMessage(), e);
+      }
+      if (partitionIndex >= 0) {
+        long rows = footer.getBlocks().stream().mapToLong(BlockMetaData::getRowCount).sum();
+        String value = partitionValues.get(partitionIndex);
+        return CloseableIterable.withNoopClose(() -> new Iterator<>() {
+          private long left = rows;
+
+          @Override
+          public boolean hasNext() {
+            return left > 0;
+          }
+
+          @Override
+          public Object next() {
+            if (left-- <= 0) {
+              throw new NoSuchElementException();
+            }
+            return value;
+          }
+        });
+      }
+      // The file's own schema (its field ids, or ids by position), the column found in it by name.
+      Schema fileSchema = ParquetSchemaUtil.convert(footer.getFileMetaData().getSchema());
+      org.apache.iceberg.types.Types.NestedField field = fileSchema.caseInsensitiveFindField(column);
+      if (field == null) {
+        throw new IOException("Data file " + file.getPath() + " has no column '" + column + "'");
+      }
+      Schema projection = fileSchema.select(fileSchema.findColumnName(field.fieldId()));
+      Accessor<StructLike> accessor = Audit.accessor(projection, fileSchema.findColumnName(field.fieldId()),
+          "data file " + file.getPath());
+      CloseableIterable<Record> rows = Parquet.read(org.apache.iceberg.hadoop.HadoopInputFile.fromStatus(file, conf))
+          .project(projection)
+          .createReaderFunc(type -> GenericParquetReaders.buildReader(projection, type))
+          .withNameMapping(MappingUtil.create(fileSchema))
+          .build();
+      return CloseableIterable.transform(rows, accessor::get);
+    }
+
+    private static List<FileStatus> visibleFiles(HiveTarget.DataDirectory dir, Configuration conf)
+        throws IOException {
+      FileSystem fs = dir.path().getFileSystem(conf);
+      FileStatus[] children;
+      try {
+        children = fs.listStatus(dir.path());
+      } catch (FileNotFoundException e) {
+        return List.of();
+      }
+      List<FileStatus> files = new ArrayList<>();
+      for (FileStatus child : children) {
+        String name = child.getPath().getName();
+        if (child.isFile() && !name.startsWith(".") && !name.startsWith("_")) {
+          files.add(child);
+        }
+      }
+      return files;
+    }
+
+    private void closeCurrent() throws IOException {
+      if (current != null) {
+        current.close();
+        current = null;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      values = Collections.emptyIterator();
+      closeCurrent();
+    }
+  }
+}

@@ -1,0 +1,198 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import dev.lakecommit.staging.StagingLayout;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.Partition;
+import org.apache.hadoop.hive.metastore.api.Table;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code --target hive} against an in-process Hive Metastore (Derby) with a local warehouse: the sample ingest,
+ * a rerun that commits nothing, {@code verify}, {@code status}, {@code cleanup}, a verify that finds a planted
+ * duplicate and a planted loss, and the metastore URI given as Iceberg's HiveCatalog users give it.
+ */
+class HiveIngestIT {
+  static final String SAMPLE = Path.of("../examples/orders.jsonl").toString();
+
+  private static HiveMetastoreServer hms;
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void start() {
+    hms = HiveMetastoreServer.startOnDerby();
+  }
+
+  @AfterAll
+  static void stop() {
+    hms.close();
+  }
+
+  private List<String> hive(String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of("--target", "hive", "--metastore-uri", hms.uri()));
+    return all;
+  }
+
+  private CliRun run(List<String> args) {
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  private List<String> ingest(String table, String job) {
+    List<String> args = hive("ingest", "--input", SAMPLE, "--table", table, "--partition-by", "region",
+        "--job-id", job, "--checkpoint-every-records", "700", "--checkpoint-dir", checkpoints(job),
+        "-C", "warehouse=" + dir.resolve("wh").toUri());
+    return args;
+  }
+
+  private String checkpoints(String job) {
+    return dir.resolve("checkpoints").resolve(job).toString();
+  }
+
+  @Test
+  void ingestsTheSampleIntoAPartitionedHiveTableExactlyOnce() throws Exception {
+    CliRun first = run(ingest("shop.orders", "orders"));
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    assertThat(first.out()).contains("Committed 2,000 rows in 3 checkpoint(s) (3 commit(s), 0 already committed)")
+        .contains("Hive table shop.orders").contains("checkpoint 3 of job orders");
+
+    CliRun again = run(ingest("shop.orders", "orders"));
+    assertThat(again.exitCode()).as(again.toString()).isZero();
+    assertThat(again.out()).contains("Nothing new to commit: job orders already committed up to checkpoint 3");
+
+    // What a Hive reader sees: the table at the warehouse location, one partition per region of the sample.
+    Set<String> regions = new TreeSet<>();
+    try (Stream<String> lines = Files.lines(Path.of(SAMPLE))) {
+      lines.forEach(line -> regions.add(line.replaceAll(".*\"region\": \"([^\"]+)\".*", "$1")));
+    }
+    HiveMetaStoreClient client = hms.newClient();
+    try {
+      Table table = client.getTable("shop", "orders");
+      assertThat(table.getSd().getLocation()).endsWith("/wh/shop.db/orders");
+      assertThat(table.getParameters()).containsEntry("lakecommit.committed.orders", "3");
+      List<Partition> partitions = client.listPartitions("shop", "orders", (short) -1);
+      assertThat(partitions).extracting(p -> p.getValues().get(0)).containsExactlyInAnyOrderElementsOf(regions);
+      long rows = partitions.stream().mapToLong(p -> Long.parseLong(p.getParameters().get("numRows"))).sum();
+      assertThat(rows).isEqualTo(2000);
+    } finally {
+      client.close();
+    }
+
+    CliRun verify = run(hive("verify", "--source", SAMPLE, "--table", "shop.orders", "--key", "order_id",
+        "--json"));
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : 2000").contains("\"tableRows\" : 2000")
+        .contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+
+    // The key may also be the partition column: its values come from the partitions, as Hive reads them.
+    CliRun byRegion = run(hive("verify", "--source", SAMPLE, "--table", "shop.orders", "--key", "region",
+        "--json"));
+    assertThat(byRegion.out()).as(byRegion.toString()).contains("\"tableRows\" : 2000")
+        .contains("\"lostKeys\" : 0").doesNotContain("\"duplicateKeys\" : 0");
+
+    CliRun status = run(hive("status", "--table", "shop.orders", "--job-id", "orders", "--checkpoint-dir",
+        checkpoints("orders"), "--json"));
+    assertThat(status.exitCode()).as(status.toString()).isZero();
+    assertThat(status.out()).contains("\"target\" : \"hive\"").contains("\"orders\" : 3")
+        .contains("\"partitions\" : " + regions.size()).contains("\"latest-checkpoint\" : 3")
+        .contains("\"pending-checkpoints\" : [ ]");
+    CliRun plain = run(hive("status", "--table", "shop.orders"));
+    assertThat(plain.out()).as(plain.toString()).contains("Hive table shop.orders at ")
+        .contains("job orders: last committed checkpoint 3");
+  }
+
+  @Test
+  void cleanupFindsOrphanStagedFilesOfAJobAndDeletesThemOnlyWhenAsked() throws Exception {
+    CliRun ingest = run(ingest("shop.cleaned", "cleaned"));
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    // Leftovers of crashed attempts: one in a committed checkpoint, one above every durable checkpoint; and a
+    // file of another job, which must stay.
+    StagingLayout layout = StagingLayout.under(dir.resolve("wh/shop.db/cleaned/.lakecommit-staging").toString());
+    Path committed = plant(layout.checkpointPrefix(JobId.of("cleaned"), 2) + "region=eu/cleaned-2-0-7-0.parquet");
+    Path above = plant(layout.checkpointPrefix(JobId.of("cleaned"), 9) + "cleaned-9-1-7-0.parquet");
+    Path otherJob = plant(layout.checkpointPrefix(JobId.of("other"), 9) + "other-9-1-0-0.parquet");
+
+    List<String> cleanup = hive("cleanup", "--table", "shop.cleaned", "--job-id", "cleaned", "--checkpoint-dir",
+        checkpoints("cleaned"));
+    CliRun dryRun = run(cleanup);
+    assertThat(dryRun.exitCode()).as(dryRun.toString()).isZero();
+    assertThat(dryRun.out()).contains("2 orphan staged file(s) of job cleaned in Hive table shop.cleaned")
+        .contains("committed up to checkpoint 3").contains("run with --delete")
+        .contains(committed.getFileName().toString()).contains(above.getFileName().toString())
+        .doesNotContain(otherJob.getFileName().toString());
+    assertThat(committed).exists();
+    assertThat(above).exists();
+
+    cleanup.add("--delete");
+    CliRun delete = run(cleanup);
+    assertThat(delete.out()).as(delete.toString()).contains("Deleted 2 orphan staged file(s) of job cleaned");
+    assertThat(committed).doesNotExist();
+    assertThat(above).doesNotExist();
+    assertThat(otherJob).exists();
+
+    // The table is untouched.
+    CliRun verify = run(hive("verify", "--source", SAMPLE, "--table", "shop.cleaned", "--key", "order_id"));
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+  }
+
+  @Test
+  void verifyReportsAPlantedDuplicateAndAPlantedLoss() throws Exception {
+    CliRun ingest = run(ingest("shop.planted", "planted"));
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    Path table = dir.resolve("wh/shop.db/planted");
+    List<Path> files;
+    try (Stream<Path> walk = Files.walk(table)) {
+      files = walk.filter(f -> f.toString().endsWith(".parquet") && !f.toString().contains("/.")).sorted()
+          .toList();
+    }
+    assertThat(files).hasSizeGreaterThanOrEqualTo(2);
+    Path copied = files.get(0);
+    Files.copy(copied, copied.resolveSibling("copy-of-" + copied.getFileName()));
+    Files.delete(files.get(files.size() - 1));
+
+    CliRun verify = run(hive("verify", "--source", SAMPLE, "--table", "shop.planted", "--key", "order_id",
+        "--json"));
+    assertThat(verify.exitCode()).as(verify.toString()).isEqualTo(1);
+    assertThat(verify.out()).doesNotContain("\"duplicateKeys\" : 0").doesNotContain("\"lostKeys\" : 0");
+  }
+
+  @Test
+  void acceptsTheMetastoreAsIcebergHiveCatalogUsersPassIt() {
+    List<String> args = new ArrayList<>(List.of("ingest", "--target", "hive", "--input", SAMPLE,
+        "--table", "shop.by_uri", "--job-id", "by-uri", "--checkpoint-dir", checkpoints("by-uri"),
+        "-C", "type=hive", "-C", "uri=" + hms.uri(), "-C", "warehouse=" + dir.resolve("wh").toUri()));
+    CliRun ingest = run(args);
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    assertThat(ingest.out()).contains("Committed 2,000 rows in 1 checkpoint(s)");
+    CliRun status = run(List.of("status", "--target", "hive", "--table", "shop.by_uri",
+        "-C", "hive.metastore.uris=" + hms.uri()));
+    assertThat(status.out()).as(status.toString()).contains("job by-uri: last committed checkpoint 1");
+
+    CliRun missing = run(List.of("status", "--target", "hive", "--metastore-uri", hms.uri(),
+        "--table", "shop.nope"));
+    assertThat(missing.exitCode()).as(missing.toString()).isEqualTo(2);
+    assertThat(missing.err()).contains("Table shop.nope does not exist");
+  }
+
+  private static Path plant(String location) throws IOException {
+    Path file = Path.of(location.startsWith("file:") ? java.net.URI.create(location).getPath() : location);
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, "leftover");
+    return file;
+  }
+}
