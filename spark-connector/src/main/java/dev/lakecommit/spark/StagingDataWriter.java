@@ -1,0 +1,61 @@
+package dev.lakecommit.spark;
+
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.VersionedSerialization;
+import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
+import java.util.Optional;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One task attempt's writer: a core {@link SinkWriter} staging Parquet files. {@link #commit} prepares the one
+ * checkpoint of the write and hands its manifest to the driver; {@link #abort} deletes what this attempt staged.
+ * Spark's commit coordinator lets one attempt per partition commit, so the driver sees exactly one manifest (or
+ * none) per partition.
+ */
+final class StagingDataWriter implements DataWriter<InternalRow> {
+  private static final Logger LOG = LoggerFactory.getLogger(StagingDataWriter.class);
+
+  private final SinkWriter<InternalRow, StagingManifest, ?> writer;
+  private final SimpleVersionedSerializer<StagingManifest> serializer;
+  private final long checkpointId;
+  private final int partition;
+  private final int attempt;
+
+  StagingDataWriter(SinkWriter<InternalRow, StagingManifest, ?> writer,
+      SimpleVersionedSerializer<StagingManifest> serializer, long checkpointId, int partition, int attempt) {
+    this.writer = writer;
+    this.serializer = serializer;
+    this.checkpointId = checkpointId;
+    this.partition = partition;
+    this.attempt = attempt;
+  }
+
+  @Override
+  public void write(InternalRow row) throws IOException {
+    writer.write(row);
+  }
+
+  @Override
+  public StagedMessage commit() throws IOException {
+    Optional<StagingManifest> manifest = writer.prepareCommit(checkpointId);
+    byte[] bytes = manifest.isPresent() ? VersionedSerialization.toBytes(serializer, manifest.get()) : null;
+    LOG.debug("Partition {} (attempt {}) staged {} files for checkpoint {}", partition, attempt,
+        manifest.map(m -> m.files().size()).orElse(0), checkpointId);
+    return new StagedMessage(partition, attempt, bytes);
+  }
+
+  @Override
+  public void abort() throws IOException {
+    writer.abortPrepare();
+  }
+
+  @Override
+  public void close() throws IOException {
+    writer.close();
+  }
+}

@@ -1,0 +1,60 @@
+package dev.lakecommit.spark;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Shipped to executors: opens the sink there (once per JVM, see {@link SinkCache}) and creates one core writer per
+ * task attempt. The writer's attempt is Spark's task attempt id, unique among all attempts of the application
+ * (retries, speculative copies and stage re-runs alike), so no two attempts ever stage the same file name.
+ */
+final class StagingWriterFactory implements DataWriterFactory {
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(StagingWriterFactory.class);
+
+  private final Target target;
+  private final StructType schema;
+  private final String jobId;
+  private final long checkpointId;
+  private final int numPartitions;
+
+  StagingWriterFactory(Target target, StructType schema, JobId jobId, long checkpointId, int numPartitions) {
+    this.target = target;
+    this.schema = schema;
+    this.jobId = jobId.value();
+    this.checkpointId = checkpointId;
+    this.numPartitions = numPartitions;
+  }
+
+  @Override
+  public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+    int attempt = (int) Math.floorMod(taskId, (long) Integer.MAX_VALUE);
+    TaskContext task = TaskContext.get();
+    if (task != null) {
+      LOG.debug("Partition {} of job {}: task attempt {} (attempt number {}, stage attempt {})", partitionId,
+          jobId, taskId, task.attemptNumber(), task.stageAttemptNumber());
+    }
+    Target.Opened<?> opened = SinkCache.open(target, schema);
+    WriterContext context = new WriterContext(JobId.of(jobId), partitionId, Math.max(numPartitions,
+        partitionId + 1), attempt, checkpointId - 1);
+    try {
+      SinkWriter<InternalRow, StagingManifest, ?> writer = opened.sink().createWriter(context);
+      return new StagingDataWriter(writer, opened.sink().commitInfoSerializer(), checkpointId, partitionId,
+          attempt);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot create a writer for partition " + partitionId + " of "
+          + target.describe() + " (job " + jobId + ")", e);
+    }
+  }
+}
