@@ -1,0 +1,168 @@
+package dev.lakecommit.flink;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.VersionedSerialization;
+import dev.lakecommit.staging.StagingManifest;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
+import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.runtime.state.StateInitializationContext;
+import org.apache.flink.runtime.state.StateSnapshotContext;
+import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
+import org.apache.flink.streaming.api.connector.sink2.CommittableSummary;
+import org.apache.flink.streaming.api.connector.sink2.CommittableWithLineage;
+import org.apache.flink.streaming.api.operators.AbstractStreamOperator;
+import org.apache.flink.streaming.api.operators.BoundedOneInput;
+import org.apache.flink.streaming.api.operators.OneInputStreamOperator;
+import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
+import org.apache.flink.table.types.logical.RowType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The parallelism-1 operator between the writers and the committer: collects every writer's manifests and, right
+ * before each checkpoint barrier, combines all that arrived into ONE commit of the checkpoint. Barriers are
+ * aligned, so by then every writer's manifests of that checkpoint have arrived; manifests of writers that ended
+ * their input early (Flink tags them with their next checkpoint id) join the next combined commit, and at the end
+ * of all input whatever is left is combined once more.
+ *
+ * <p>Lakecommit checkpoint ids: {@code offset + Flink checkpoint id}, where the offset is the job's watermark in
+ * the target when the job first started (so a new run with the same job id continues above what the old one
+ * committed), raised if needed to stay above every provisional id a writer named files after and above the
+ * previous commit. The manifests are restamped with that id.
+ */
+final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<CheckpointCommittable>>
+    implements OneInputStreamOperator<CommittableMessage<StagingManifest>, CommittableMessage<CheckpointCommittable>>,
+        BoundedOneInput {
+  private static final Logger LOG = LoggerFactory.getLogger(CommitAggregator.class);
+  private static final ListStateDescriptor<byte[]> STATE =
+      new ListStateDescriptor<>("lakecommit-aggregator", BytePrimitiveArraySerializer.INSTANCE);
+
+  private final Target target;
+  private final RowType rowType;
+  private final String jobId;
+
+  private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
+  private transient ListState<byte[]> state;
+  private transient List<StagingManifest> pending;
+  private transient long offset;
+  private transient long lastCommitId;
+  private transient long lastFlinkCheckpoint;
+  private transient long maxTag;
+  private transient boolean ended;
+
+  CommitAggregator(Target target, RowType rowType, JobId jobId) {
+    this.target = target;
+    this.rowType = rowType;
+    this.jobId = jobId.value();
+  }
+
+  @Override
+  public void initializeState(StateInitializationContext context) throws Exception {
+    super.initializeState(context);
+    Target.CoreSink core = target.open(rowType);
+    committer = core.committers().createAggregatedCommitter();
+    state = context.getOperatorStateStore().getListState(STATE);
+    pending = new ArrayList<>();
+    JobId job = JobId.of(jobId);
+    long committed = LakecommitWriter.lastCommitted(core, job);
+    List<byte[]> stored = new ArrayList<>();
+    state.get().forEach(stored::add);
+    if (stored.isEmpty()) {
+      offset = committed;
+      lastCommitId = committed;
+      lastFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
+    } else {
+      AggregatorState restored = VersionedSerialization.fromBytes(new AggregatorState.Serializer(), stored.get(0));
+      offset = restored.offset();
+      lastCommitId = restored.lastCommitId();
+      lastFlinkCheckpoint = restored.lastFlinkCheckpointId();
+      pending.addAll(restored.pending());
+      if (committed > lastCommitId) {
+        throw new IllegalStateException(String.format("Table %s already holds checkpoint %s of job %s, newer than"
+            + " the restored Flink state (checkpoint %s): going on would write committed rows again. Restore"
+            + " from the newer checkpoint or savepoint, or start with a new job id.", target.table(), committed,
+            jobId, lastCommitId));
+      }
+    }
+    maxTag = lastFlinkCheckpoint;
+    LOG.info("Aggregator of job {} on {}: offset {}, last commit id {}, Flink checkpoint {}, {} pending manifests",
+        jobId, target.table(), offset, lastCommitId, lastFlinkCheckpoint, pending.size());
+  }
+
+  @Override
+  public void processElement(StreamRecord<CommittableMessage<StagingManifest>> element) {
+    if (element.getValue() instanceof CommittableWithLineage<StagingManifest> committable) {
+      pending.add(committable.getCommittable());
+      maxTag = Math.max(maxTag, committable.getCheckpointId());
+    }
+    // Summaries: completeness is given by the aligned barrier, not by counting.
+  }
+
+  @Override
+  public void prepareSnapshotPreBarrier(long checkpointId) throws Exception {
+    super.prepareSnapshotPreBarrier(checkpointId);
+    if (!ended) {
+      emit(checkpointId);
+    }
+    lastFlinkCheckpoint = Math.max(lastFlinkCheckpoint, checkpointId);
+  }
+
+  @Override
+  public void endInput() {
+    if (!ended) {
+      ended = true;
+      // Released by the final checkpoint, whose id is above every checkpoint seen and every writer's tag.
+      emit(Math.max(lastFlinkCheckpoint + 1, maxTag));
+    }
+  }
+
+  @Override
+  public void snapshotState(StateSnapshotContext context) throws Exception {
+    super.snapshotState(context);
+    state.update(List.of(VersionedSerialization.toBytes(new AggregatorState.Serializer(),
+        new AggregatorState(offset, lastCommitId, Math.max(lastFlinkCheckpoint, context.getCheckpointId()),
+            pending))));
+  }
+
+  private void emit(long flinkCheckpointId) {
+    if (pending.isEmpty()) {
+      return;
+    }
+    long id = Math.max(offset + flinkCheckpointId, lastCommitId + 1);
+    for (StagingManifest manifest : pending) {
+      id = Math.max(id, manifest.checkpointId());
+    }
+    List<StagingManifest> restamped = new ArrayList<>(pending.size());
+    for (StagingManifest m : pending) {
+      restamped.add(m.checkpointId() == id
+          ? m
+          : new StagingManifest(m.jobId(), id, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest()));
+    }
+    CommitId commitId = new CommitId(JobId.of(jobId), id);
+    Object combined = committer.combine(commitId, restamped);
+    LOG.info("Combined {} manifests of {} writers into {} (Flink checkpoint {})", restamped.size(),
+        restamped.stream().mapToInt(StagingManifest::writerIndex).distinct().count(), commitId, flinkCheckpointId);
+    output.collect(new StreamRecord<>(new CommittableSummary<>(0, 1, flinkCheckpointId, 1, 0)));
+    output.collect(new StreamRecord<>(
+        new CommittableWithLineage<>(new CheckpointCommittable(flinkCheckpointId, commitId, combined),
+            flinkCheckpointId, 0)));
+    lastCommitId = id;
+    pending.clear();
+  }
+
+  @Override
+  public void close() throws Exception {
+    try {
+      if (committer != null) {
+        committer.close();
+      }
+    } finally {
+      super.close();
+    }
+  }
+}

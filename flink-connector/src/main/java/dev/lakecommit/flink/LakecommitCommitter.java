@@ -1,0 +1,106 @@
+package dev.lakecommit.flink;
+
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.List;
+import org.apache.flink.api.connector.sink2.Committer;
+import org.apache.flink.table.types.logical.RowType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Commits combined commits once their Flink checkpoint is complete, oldest first, each through the target's
+ * aggregated committer (idempotent by job id and checkpoint id). Outcomes map to Flink as follows:
+ *
+ * <ul>
+ *   <li>committed, already committed: done ({@code signalAlreadyCommitted} for the latter);
+ *   <li>retryable, unknown: retried with backoff by the sink's {@link RetryPolicy}; if still not settled, the
+ *       request and every later one stay pending ({@code retryLater}): Flink calls again (each further call is
+ *       one attempt, so retries do not multiply), then fails the job, which restarts and commits again from
+ *       state. Staged files are never deleted on an unknown outcome. {@code signalFailedWithKnownReason} is not
+ *       used: Flink would drop the commit;
+ *   <li>fatal: {@code signalFailedWithUnknownReason}, which fails the job; the staged files are kept.
+ * </ul>
+ *
+ * <p>The target is opened lazily: Flink runs a committer in every subtask, but only the first receives commits.
+ */
+final class LakecommitCommitter implements Committer<CheckpointCommittable> {
+  private static final Logger LOG = LoggerFactory.getLogger(LakecommitCommitter.class);
+
+  private final Target target;
+  private final RowType rowType;
+  private final RetryPolicy retry;
+  private SinkAggregatedCommitter<StagingManifest, Object> committer;
+
+  LakecommitCommitter(Target target, RowType rowType, RetryPolicy retry) {
+    this.target = target;
+    this.rowType = rowType;
+    this.retry = retry;
+  }
+
+  @Override
+  public void commit(Collection<CommitRequest<CheckpointCommittable>> requests)
+      throws IOException, InterruptedException {
+    if (requests.isEmpty()) {
+      return;
+    }
+    if (committer == null) {
+      committer = target.open(rowType).committers().createAggregatedCommitter();
+    }
+    List<CommitRequest<CheckpointCommittable>> ordered = new ArrayList<>(requests);
+    ordered.sort(Comparator.comparing(r -> r.getCommittable().commitId()));
+    boolean blocked = false;
+    for (CommitRequest<CheckpointCommittable> request : ordered) {
+      if (blocked) {
+        request.retryLater();
+        continue;
+      }
+      blocked = !commit(request);
+    }
+  }
+
+  /** Commits one request; false if it stays pending. */
+  private boolean commit(CommitRequest<CheckpointCommittable> request) throws InterruptedException {
+    CheckpointCommittable committable = request.getCommittable();
+    String what = "commit of " + committable + " to " + target.table();
+    long start = System.nanoTime();
+    CommitOutcome outcome = request.getNumberOfRetries() == 0
+        ? retry.commit(what, () -> committer.commit(committable.committable()))
+        : committer.commit(committable.committable());
+    long millis = (System.nanoTime() - start) / 1_000_000;
+    if (outcome instanceof CommitOutcome.Committed c) {
+      LOG.info("Committed {} to {} as {} in {} ms", committable, target.table(), c.targetVersion(), millis);
+      return true;
+    }
+    if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
+      LOG.info("{} was already committed to {} ({}); skipped", committable, target.table(), a.reason());
+      request.signalAlreadyCommitted();
+      return true;
+    }
+    if (outcome instanceof CommitOutcome.Fatal f) {
+      LOG.error("Commit of {} to {} failed and cannot be retried; its staged files are kept", committable,
+          target.table(), f.cause());
+      request.signalFailedWithUnknownReason(f.cause());
+      return false;
+    }
+    Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause() : ((CommitOutcome.Unknown) outcome)
+        .cause();
+    LOG.warn("Commit of {} to {} is not settled after {} ms ({}): it stays pending and is retried; staged files"
+        + " are kept", committable, target.table(), millis, cause.toString());
+    request.retryLater();
+    return false;
+  }
+
+  @Override
+  public void close() throws Exception {
+    if (committer != null) {
+      committer.close();
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package dev.lakecommit.flink;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingWriterState;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
+import org.apache.flink.table.data.RowData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Flink writer around Lakecommit's staging writer. Flink calls {@link #prepareCommit} right before each
+ * checkpoint barrier (and at end of input) without telling the checkpoint id, so the writer names what it stages
+ * after a provisional Lakecommit checkpoint id: {@code offset + last Flink checkpoint + 1}, never above the id
+ * the aggregation operator will give the commit that reports it (it gives at least {@code offset + checkpoint}).
+ */
+final class LakecommitWriter
+    implements CommittingSinkWriter<RowData, StagingManifest>, StatefulSinkWriter<RowData, WriterState> {
+  private static final Logger LOG = LoggerFactory.getLogger(LakecommitWriter.class);
+
+  private final dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer;
+  private final long offset;
+  private long lastFlinkCheckpoint;
+  private long lastPrepared;
+
+  private LakecommitWriter(dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer,
+      long offset, long lastFlinkCheckpoint, long lastPrepared) {
+    this.writer = writer;
+    this.offset = offset;
+    this.lastFlinkCheckpoint = lastFlinkCheckpoint;
+    this.lastPrepared = lastPrepared;
+  }
+
+  /**
+   * Opens the target and a staging writer for this subtask. Without state (a fresh start, or a subtask added by
+   * rescaling), the offset is the job's watermark in the target, read now.
+   */
+  static LakecommitWriter open(Target target, org.apache.flink.table.types.logical.RowType rowType, JobId jobId,
+      WriterInitContext context, Collection<WriterState> states) throws IOException {
+    Target.CoreSink core = target.open(rowType);
+    int index = context.getTaskInfo().getIndexOfThisSubtask();
+    int parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+    int attempt = context.getTaskInfo().getAttemptNumber();
+    long offset;
+    long flinkCheckpoint;
+    long restored;
+    List<StagingWriterState> staging = new ArrayList<>();
+    if (states.isEmpty()) {
+      offset = lastCommitted(core, jobId);
+      flinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
+      restored = offset + flinkCheckpoint;
+    } else {
+      offset = 0;
+      flinkCheckpoint = 0;
+      restored = 0;
+      for (WriterState state : states) {
+        offset = Math.max(offset, state.offset());
+        flinkCheckpoint = Math.max(flinkCheckpoint, state.flinkCheckpointId());
+        restored = Math.max(restored, state.staging().checkpointId());
+        staging.add(state.staging());
+      }
+      restored = Math.max(restored, offset + flinkCheckpoint);
+    }
+    WriterContext writerContext = new WriterContext(jobId, index, parallelism, attempt, restored);
+    LOG.info("Writer {} of {} for job {} on {} starts after checkpoint {} (Flink checkpoint {}, offset {}, "
+        + "attempt {})", index, parallelism, jobId, target.table(), restored, flinkCheckpoint, offset, attempt);
+    var writer = states.isEmpty()
+        ? core.sink().createWriter(writerContext)
+        : core.sink().restoreWriter(writerContext, staging);
+    return new LakecommitWriter(writer, offset, flinkCheckpoint, restored);
+  }
+
+  /** The job's last committed checkpoint in the target, 0 if none. */
+  static long lastCommitted(Target.CoreSink core, JobId jobId) throws IOException {
+    try (SinkAggregatedCommitter<StagingManifest, Object> committer = core.committers().createAggregatedCommitter()) {
+      if (!(committer instanceof SupportsCommitLookup lookup)) {
+        throw new IllegalStateException("The committer " + committer.getClass().getName() + " cannot look up the"
+            + " last committed checkpoint of a job; the Flink sink needs it to number checkpoints");
+      }
+      return lookup.lastCommittedCheckpoint(jobId).orElse(0);
+    } catch (IOException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IOException("Cannot close the committer used to look up job " + jobId, e);
+    }
+  }
+
+  @Override
+  public void write(RowData element, Context context) throws IOException {
+    writer.write(element);
+  }
+
+  @Override
+  public void flush(boolean endOfInput) {
+    // prepareCommit closes every open file; nothing is buffered outside them.
+  }
+
+  /** Closes the open files and reports them under a provisional checkpoint id (see the class comment). */
+  @Override
+  public Collection<StagingManifest> prepareCommit() throws IOException {
+    long provisional = Math.max(lastPrepared + 1, offset + lastFlinkCheckpoint + 1);
+    Optional<StagingManifest> manifest = writer.prepareCommit(provisional);
+    lastPrepared = provisional;
+    return manifest.map(List::of).orElse(List.of());
+  }
+
+  @Override
+  public List<WriterState> snapshotState(long checkpointId) throws IOException {
+    lastFlinkCheckpoint = Math.max(lastFlinkCheckpoint, checkpointId);
+    return List.of(new WriterState(offset, checkpointId, writer.snapshotState(lastPrepared)));
+  }
+
+  /**
+   * Deletes what was staged since the last {@code prepareCommit} (reported nowhere, so no commit can need it),
+   * then closes. On a normal end there is nothing unreported.
+   */
+  @Override
+  public void close() throws IOException {
+    try {
+      writer.abortPrepare();
+    } finally {
+      writer.close();
+    }
+  }
+}

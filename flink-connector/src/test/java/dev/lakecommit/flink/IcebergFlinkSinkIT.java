@@ -1,0 +1,221 @@
+package dev.lakecommit.flink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The Flink sink in a MiniCluster writing to an Iceberg table in a Hadoop catalog; every run ends with exactly
+ * the input rows, read back by Iceberg's generic reader.
+ */
+class IcebergFlinkSinkIT {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
+      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4)
+          .build());
+
+  @TempDir
+  static Path dir;
+
+  static IcebergSinkConfig config(String warehouse, String table) {
+    return IcebergSinkConfig.builder()
+        .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
+        .table(table)
+        .createTable(TestJobs.SCHEMA, List.of("part"))
+        .tableProperties(Map.of("format-version", "2"))
+        .build();
+  }
+
+  static LakecommitFlinkSink sink(String warehouse, String table, String jobName) {
+    return LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+        .iceberg(() -> config(warehouse, table))
+        .jobName(jobName)
+        .build();
+  }
+
+  static Table load(String warehouse, String table) {
+    Catalog catalog = CatalogUtil.buildIcebergCatalog("check", Map.of("type", "hadoop", "warehouse", warehouse),
+        new org.apache.hadoop.conf.Configuration());
+    return catalog.loadTable(TableIdentifier.parse(table));
+  }
+
+  static TestJobs.Audit audit(String warehouse, String table, Set<Long> expected) throws Exception {
+    try (CloseableIterable<Record> records = IcebergGenerics.read(load(warehouse, table)).build()) {
+      return TestJobs.Audit.of(records, expected);
+    }
+  }
+
+  /**
+   * Bounded jobs, one after another with the same job name on the same table (each a fresh start: the sink must
+   * number its checkpoints above what the previous runs committed), alternating unthrottled and rate-limited
+   * runs at parallelism 2-4, over skewed partitions.
+   */
+  @Test
+  void boundedRunsEndWithExactlyTheInputRows() throws Exception {
+    String warehouse = dir.resolve("bounded").toString();
+    String table = "db.bounded";
+    int runs = TestScale.pick(5, 50);
+    Set<Long> expected = new HashSet<>();
+    for (int run = 0; run < runs; run++) {
+      int parallelism = 2 + run % 3;
+      boolean rateLimited = run % 2 == 1;
+      long rows = rateLimited ? 3_000 : 20_000;
+      long from = run * 1_000_000L;
+      String name = "bounded-" + run;
+      StreamExecutionEnvironment env = TestJobs.environment(parallelism, 0);
+      TestJobs.boundedRows(env, name, from, rows, rateLimited ? 1_500 : 0, parallelism)
+          .sinkTo(sink(warehouse, table, "bounded")).uid("lakecommit-sink");
+      env.execute(name);
+      expected.addAll(TestJobs.range(from, rows));
+
+      TestJobs.Audit audit = audit(warehouse, table, expected);
+      assertThat(audit.duplicates()).as("duplicates after run %s: %s", run, audit).isZero();
+      assertThat(audit.losses()).as("losses after run %s: %s", run, audit).isZero();
+      assertThat(audit.rows()).isEqualTo(expected.size());
+      if (rateLimited) {
+        Map<Integer, Long> finished = TestJobs.FINISHED.get(name);
+        long spread = finished.values().stream().mapToLong(Long::longValue).max().getAsLong()
+            - finished.values().stream().mapToLong(Long::longValue).min().getAsLong();
+        assertThat(Duration.ofNanos(spread)).as("writers finishing apart in run %s", run)
+            .isGreaterThan(Duration.ofMillis(300));
+      }
+    }
+    Table t = load(warehouse, table);
+    long watermark = Long.parseLong(t.properties().get(CommitId.WATERMARK_KEY_PREFIX + "db.bounded-bounded"));
+    long snapshots = 0;
+    for (Snapshot snapshot : t.snapshots()) {
+      snapshots++;
+    }
+    assertThat(snapshots).as("one snapshot per checkpoint with data, at least one per run")
+        .isGreaterThanOrEqualTo(runs);
+    assertThat(watermark).as("checkpoint ids keep growing across fresh starts").isGreaterThanOrEqualTo(runs);
+  }
+
+  /** An unbounded job with an operator that throws at random rows; Flink restarts it from its checkpoints. */
+  @Test
+  void unboundedJobWithRandomFailuresEndsWithExactlyTheInputRows() throws Exception {
+    long seed = TestScale.seed();
+    System.out.println("IcebergFlinkSinkIT.unboundedJobWithRandomFailures seed=" + seed
+        + " (rerun with -Dlakecommit.seed=" + seed + ")");
+    String warehouse = dir.resolve("chaos").toString();
+    String table = "db.chaos";
+    int parallelism = 3;
+    long rows = TestScale.pick(6_000, 30_000);
+    StreamExecutionEnvironment env = TestJobs.environment(parallelism, 20);
+    int before = TestJobs.Chaos.THROWN.get();
+    TestJobs.unboundedRows(env, rows, 2_000, parallelism)
+        .map(new TestJobs.Chaos(seed, 2, (int) (rows / parallelism))).uid("chaos")
+        .returns(org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(TestJobs.ROW_TYPE))
+        .sinkTo(sink(warehouse, table, "chaos")).uid("lakecommit-sink");
+    JobClient job = env.executeAsync("chaos");
+    Set<Long> expected = TestJobs.range(0, rows);
+    try {
+      awaitAll(warehouse, table, expected, Duration.ofMinutes(3), "seed " + seed);
+    } finally {
+      job.cancel().get(1, TimeUnit.MINUTES);
+    }
+    TestJobs.Audit audit = audit(warehouse, table, expected);
+    assertThat(TestJobs.Chaos.THROWN.get() - before).as("injected failures (seed %s)", seed).isPositive();
+    assertThat(audit.duplicates()).as("duplicates (seed %s): %s", seed, audit).isZero();
+    assertThat(audit.losses()).as("losses (seed %s): %s", seed, audit).isZero();
+  }
+
+  /** Stop with a savepoint part-way, then start a new job from the savepoint with the same job id. */
+  @Test
+  void restartFromSavepointEndsWithExactlyTheInputRows() throws Exception {
+    String warehouse = dir.resolve("savepoint").toString();
+    String table = "db.savepoint";
+    int parallelism = 3;
+    long rows = TestScale.pick(3_000, 30_000);
+    double rate = TestScale.pick(500, 3_000);
+    Set<Long> expected = TestJobs.range(0, rows);
+
+    StreamExecutionEnvironment first = TestJobs.environment(parallelism, 0);
+    TestJobs.unboundedRows(first, rows, rate, parallelism)
+        .sinkTo(sink(warehouse, table, "savepoint")).uid("lakecommit-sink");
+    JobClient job = first.executeAsync("before-savepoint");
+    long committed = awaitRows(warehouse, table, expected, rows / 10, Duration.ofMinutes(2));
+    String savepoint = job.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
+        SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
+    TestJobs.Audit atStop = audit(warehouse, table, expected);
+    System.out.printf("Savepoint test: %s rows committed when stopping, %s at the savepoint %s%n", committed,
+        atStop.rows(), savepoint);
+    assertThat(committed).isPositive();
+    assertThat(atStop.losses()).as("the first job stopped before the end of the input").isPositive();
+    assertThat(atStop.duplicates()).isZero();
+
+    StreamExecutionEnvironment second = TestJobs.environment(parallelism, 0, savepoint);
+    TestJobs.unboundedRows(second, rows, rate, parallelism)
+        .sinkTo(sink(warehouse, table, "savepoint")).uid("lakecommit-sink");
+    JobClient resumed = second.executeAsync("from-savepoint");
+    try {
+      awaitAll(warehouse, table, expected, Duration.ofMinutes(2), "savepoint " + savepoint);
+    } finally {
+      resumed.cancel().get(1, TimeUnit.MINUTES);
+    }
+    TestJobs.Audit audit = audit(warehouse, table, expected);
+    assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
+    assertThat(audit.losses()).as("losses: %s", audit).isZero();
+  }
+
+  /** Polls (bounded) until the table holds every expected id. */
+  private static void awaitAll(String warehouse, String table, Set<Long> expected, Duration timeout, String what)
+      throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    TestJobs.Audit audit = null;
+    while (System.nanoTime() < deadline) {
+      audit = tableExists(warehouse, table) ? audit(warehouse, table, expected) : null;
+      if (audit != null && audit.losses() == 0) {
+        return;
+      }
+      Thread.sleep(250);
+    }
+    throw new AssertionError("Not all rows committed within " + timeout + " (" + what + "): " + audit);
+  }
+
+  /** Polls (bounded) until the table holds at least {@code min} rows; returns how many it holds. */
+  private static long awaitRows(String warehouse, String table, Set<Long> expected, long min, Duration timeout)
+      throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (tableExists(warehouse, table)) {
+        long rows = audit(warehouse, table, expected).rows();
+        if (rows >= min) {
+          return rows;
+        }
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("Fewer than " + min + " rows committed within " + timeout);
+  }
+
+  private static boolean tableExists(String warehouse, String table) {
+    return CatalogUtil.buildIcebergCatalog("check", Map.of("type", "hadoop", "warehouse", warehouse),
+        new org.apache.hadoop.conf.Configuration()).tableExists(TableIdentifier.parse(table));
+  }
+}

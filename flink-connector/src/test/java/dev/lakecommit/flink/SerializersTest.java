@@ -1,0 +1,126 @@
+package dev.lakecommit.flink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.VersionedSerialization;
+import dev.lakecommit.core.testing.GoldenFiles;
+import dev.lakecommit.hive.HiveCommittable;
+import dev.lakecommit.iceberg.IcebergCommittable;
+import dev.lakecommit.staging.StagedFile;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingManifestSerializer;
+import dev.lakecommit.staging.StagingWriterState;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.core.io.SimpleVersionedSerialization;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+/** Every value the Flink sink persists (writer state, write results, combined commits) round-trips, and its
+ * version-1 bytes stay readable. */
+class SerializersTest {
+  private static final JobId JOB = JobId.of("db.events-ingest");
+  private static final Schema SCHEMA = new Schema(
+      Types.NestedField.required(1, "id", Types.LongType.get()),
+      Types.NestedField.optional(2, "part", Types.StringType.get()));
+  private static final PartitionSpec SPEC = PartitionSpec.builderFor(SCHEMA).identity("part").build();
+
+  static StagingManifest manifest(long checkpointId, int writer) {
+    DataFile file = DataFiles.builder(SPEC)
+        .withPath("/wh/db/events/data/lakecommit/db.events-ingest/ckpt-" + checkpointId + "/part=hot/db.events-ingest-"
+            + checkpointId + "-" + writer + "-0-0.parquet")
+        .withFormat(FileFormat.PARQUET)
+        .withPartitionPath("part=hot")
+        .withFileSizeInBytes(2048)
+        .withMetrics(new Metrics(50L, Map.of(1, 400L), Map.of(1, 50L), Map.of(1, 0L), Map.of(),
+            Map.of(1, ByteBuffer.wrap(new byte[] {1, 0, 0, 0, 0, 0, 0, 0})),
+            Map.of(1, ByteBuffer.wrap(new byte[] {50, 0, 0, 0, 0, 0, 0, 0}))))
+        .build();
+    return new StagingManifest(JOB, checkpointId, writer, 0, List.of(StagedFile.of(file, SPEC)));
+  }
+
+  private static <T> void checkGolden(SimpleVersionedSerializer<T> serializer, T value, String name)
+      throws IOException {
+    byte[] current = VersionedSerialization.toBytes(serializer, value);
+    byte[] stored = GoldenFiles.load(SerializersTest.class, name, current);
+    assertThat(VersionedSerialization.fromBytes(serializer, current)).isEqualTo(value);
+    assertThat(VersionedSerialization.fromBytes(serializer, stored)).isEqualTo(value);
+    assertThat(current).isEqualTo(stored);
+  }
+
+  @Test
+  void writerStateVersion1() throws IOException {
+    checkGolden(new WriterState.Serializer(), new WriterState(40, 7, new StagingWriterState(3, 47)),
+        "flink-writer-state-v1.bin");
+  }
+
+  @Test
+  void icebergCheckpointCommittableVersion1() throws IOException {
+    CommitId id = new CommitId(JOB, 47);
+    IcebergCommittable combined = new IcebergCommittable(id, List.of(manifest(47, 0), manifest(47, 1)));
+    checkGolden(new CheckpointCommittable.Serializer(Target.iceberg(SerializersTest::unused).committableSerializer()),
+        new CheckpointCommittable(7, id, combined), "flink-iceberg-checkpoint-committable-v1.bin");
+  }
+
+  @Test
+  void hiveCheckpointCommittableVersion1() throws IOException {
+    CommitId id = new CommitId(JOB, 47);
+    HiveCommittable combined = new HiveCommittable(id, List.of(manifest(47, 2)));
+    checkGolden(new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer())),
+        new CheckpointCommittable(7, id, combined), "flink-hive-checkpoint-committable-v1.bin");
+  }
+
+  @Test
+  void aggregatorStateVersion1() throws IOException {
+    checkGolden(new AggregatorState.Serializer(), new AggregatorState(40, 47, 7, List.of(manifest(48, 1))),
+        "flink-aggregator-state-v1.bin");
+  }
+
+  @Test
+  void writeResultIsTheStagingManifestThroughFlinksEnvelope() throws IOException {
+    org.apache.flink.core.io.SimpleVersionedSerializer<StagingManifest> flink =
+        FlinkSerializers.of(new StagingManifestSerializer());
+    byte[] bytes = SimpleVersionedSerialization.writeVersionAndSerialize(flink, manifest(9, 1));
+    assertThat(SimpleVersionedSerialization.readVersionAndDeSerialize(flink, bytes)).isEqualTo(manifest(9, 1));
+    assertThat(flink.getVersion()).isEqualTo(new StagingManifestSerializer().version());
+  }
+
+  @Test
+  void unknownVersionsAreRefusedByName() {
+    assertThatThrownBy(() -> new WriterState.Serializer().deserialize(99, new byte[0]))
+        .hasMessageContaining("Unknown version 99 of Flink WriterState");
+    assertThatThrownBy(() -> new AggregatorState.Serializer().deserialize(2, new byte[0]))
+        .hasMessageContaining("Unknown version 2 of Flink AggregatorState");
+    assertThatThrownBy(() -> new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer()))
+        .deserialize(3, new byte[0])).hasMessageContaining("Unknown version 3 of Flink CheckpointCommittable");
+  }
+
+  @Test
+  void truncatedBytesAreRefused() throws IOException {
+    byte[] bytes = new WriterState.Serializer().serialize(new WriterState(1, 2, new StagingWriterState(0, 3)));
+    byte[] cut = java.util.Arrays.copyOf(bytes, bytes.length - 3);
+    assertThatThrownBy(() -> new WriterState.Serializer().deserialize(1, cut)).isInstanceOf(IOException.class);
+  }
+
+  private static dev.lakecommit.iceberg.IcebergSinkConfig unused() {
+    return dev.lakecommit.iceberg.IcebergSinkConfig.builder().catalogProperty("type", "hadoop")
+        .table("db.events").build();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static SimpleVersionedSerializer<Object> erase(SimpleVersionedSerializer<?> serializer) {
+    return (SimpleVersionedSerializer<Object>) serializer;
+  }
+}
