@@ -70,6 +70,13 @@ public final class LakecommitSource implements TableProvider {
       return run.describe();
     }
 
+    // Spark 4.1 still reads a V2 table's schema through this accessor (columns() is derived from it).
+    @Override
+    @SuppressWarnings("deprecation")
+    public StructType schema() {
+      return schema;
+    }
+
     @Override
     public Set<TableCapability> capabilities() {
       return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);

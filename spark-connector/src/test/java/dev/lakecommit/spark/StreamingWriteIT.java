@@ -1,0 +1,160 @@
+package dev.lakecommit.spark;
+
+import static dev.lakecommit.spark.SparkTestSupport.icebergIds;
+import static dev.lakecommit.spark.SparkTestSupport.range;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+import org.apache.iceberg.Table;
+import org.apache.spark.api.java.function.VoidFunction2;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Structured Streaming through {@code foreachBatch}: a replayed micro-batch is skipped; a query stopped mid-stream
+ * and restarted on the same checkpoint location (also with the last batch's entry in Spark's commit log lost, so
+ * Spark replays a batch the table already holds) ends with every input row exactly once.
+ */
+class StreamingWriteIT {
+  @TempDir
+  static Path dir;
+
+  static SparkSession spark;
+  static Map<String, String> catalog;
+
+  @BeforeAll
+  static void start() {
+    Path warehouse = dir.resolve("wh");
+    catalog = StreamingTestSupport.catalog(warehouse);
+    spark = SparkTestSupport.session("StreamingWriteIT", warehouse, Map.of("spark.sql.catalog.ice.cache-enabled",
+        "false"));
+  }
+
+  @AfterAll
+  static void stop() {
+    if (spark != null) {
+      spark.stop();
+    }
+  }
+
+  @Test
+  void aReplayedMicroBatchIsSkipped() throws Exception {
+    MicroBatchWriter writer = LakecommitSpark.foreachBatch().jobId("replay-job")
+        .iceberg(StreamingTestSupport.config(catalog, "db.replay"));
+    Dataset<Row> batch0 = SparkTestSupport.rows(spark, 0, 300, 2).select("id", "name");
+    Dataset<Row> batch1 = SparkTestSupport.rows(spark, 300, 300, 2).select("id", "name");
+
+    writer.call(batch0, 0L);
+    writer.call(batch1, 1L);
+    writer.call(batch1, 1L); // Spark replays a batch whose commit it did not record
+    writer.call(batch0, 0L); // and an older one: the watermark covers it too
+
+    Table table = SparkTestSupport.load(catalog, "db.replay");
+    assertThat(icebergIds(table)).containsExactlyInAnyOrderElementsOf(range(0, 600));
+    assertThat(table.snapshots()).hasSize(2);
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(JobId.of("replay-job")), "2");
+    assertThat(sparkIds("ice.db.replay")).containsExactlyInAnyOrderElementsOf(range(0, 600));
+  }
+
+  @Test
+  void aQueryStoppedMidStreamAndRestartedOnTheSameCheckpointWritesEveryRowOnce() throws Exception {
+    int files = 6;
+    int rowsPerFile = 200;
+    Path input = dir.resolve("input");
+    Path checkpoint = dir.resolve("checkpoint");
+    StreamingTestSupport.writeInput(input, files, rowsPerFile);
+    String tableName = "db.stream";
+    SerializableSupplier<dev.lakecommit.iceberg.IcebergSinkConfig> config =
+        StreamingTestSupport.config(catalog, tableName);
+
+    StreamingQuery first = start(input, checkpoint, LakecommitSpark.foreachBatch().iceberg(config));
+    Table table = awaitSnapshots(tableName, 2, first);
+    first.stop();
+    long committedBeforeRestart = count(table.snapshots());
+    assertThat(committedBeforeRestart).isLessThan(files); // stopped mid-stream: input was left
+
+    // Lose Spark's record of the last batch: as if the driver died between the table commit and the commit log.
+    long lastBatch = lastCommitLogEntry(checkpoint);
+    Files.delete(checkpoint.resolve("commits").resolve(Long.toString(lastBatch)));
+    Files.deleteIfExists(checkpoint.resolve("commits").resolve("." + lastBatch + ".crc"));
+    // The table holds that batch: Spark's replay of it must write nothing.
+    assertThat(SparkTestSupport.load(catalog, tableName).properties())
+        .containsEntry(CommitId.watermarkKey(JobId.of("spark-" + first.id())), Long.toString(lastBatch + 1));
+
+    StreamingQuery second = start(input, checkpoint, LakecommitSpark.foreachBatch().iceberg(config));
+    second.processAllAvailable();
+    second.stop();
+
+    assertThat(second.id()).isEqualTo(first.id()); // the job id survives the restart
+    Table after = SparkTestSupport.load(catalog, tableName);
+    List<Long> ids = icebergIds(after);
+    assertThat(ids).hasSize(files * rowsPerFile).containsExactlyInAnyOrderElementsOf(range(0, files * rowsPerFile));
+    assertThat(sparkIds("ice." + tableName)).containsExactlyInAnyOrderElementsOf(range(0, files * rowsPerFile));
+    // One snapshot per file, none for the replayed batch.
+    assertThat(count(after.snapshots())).isEqualTo(files);
+    assertThat(after.properties())
+        .containsEntry(CommitId.watermarkKey(JobId.of("spark-" + first.id())), Long.toString(files));
+  }
+
+  static StreamingQuery start(Path input, Path checkpoint, VoidFunction2<Dataset<Row>, Long> function)
+      throws TimeoutException {
+    return StreamingTestSupport.stream(spark, input).writeStream()
+        .foreachBatch(function)
+        .option("checkpointLocation", checkpoint.toString())
+        .start();
+  }
+
+  /** Polls until the table has {@code n} snapshots; bounded. */
+  private static Table awaitSnapshots(String table, int n, StreamingQuery query) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+    while (System.nanoTime() < deadline) {
+      if (query.exception().isDefined()) {
+        throw new AssertionError("query failed", query.exception().get());
+      }
+      try {
+        Table loaded = SparkTestSupport.load(catalog, table);
+        if (count(loaded.snapshots()) >= n) {
+          return loaded;
+        }
+      } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+        // not created yet
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("table " + table + " did not reach " + n + " snapshots in time");
+  }
+
+  private static long lastCommitLogEntry(Path checkpoint) throws Exception {
+    try (Stream<Path> entries = Files.list(checkpoint.resolve("commits"))) {
+      return entries.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).mapToLong(Long::parseLong)
+          .max().orElseThrow();
+    }
+  }
+
+  private static long count(Iterable<?> items) {
+    long n = 0;
+    for (Object ignored : items) {
+      n++;
+    }
+    return n;
+  }
+
+  private static List<Long> sparkIds(String table) {
+    return spark.table(table).select("id").as(Encoders.LONG()).collectAsList();
+  }
+}
