@@ -43,6 +43,7 @@ final class JobRun<IN, C, S, A> {
   private StallWatchdog watchdog;
   private volatile WriterPool<IN, C, S> activePool;
   private boolean persisting;
+  private Exception failure;
 
   JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, int attempt) {
     this.job = job;
@@ -54,7 +55,7 @@ final class JobRun<IN, C, S, A> {
 
   JobResult run() throws IOException, InterruptedException {
     Thread coordinator = Thread.currentThread();
-    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), () -> {
+    watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), job.errorProbe, () -> {
       coordinator.interrupt();
       WriterPool<IN, C, S> pool = activePool;
       if (pool != null) {
@@ -64,7 +65,7 @@ final class JobRun<IN, C, S, A> {
     try {
       return runWatched();
     } catch (IOException | RuntimeException | InterruptedException e) {
-      if (watchdog.stalled()) {
+      if (watchdog.stalled() && failure == null) {
         Thread.interrupted();
         throw new JobFailedException("Job " + jobId + " " + watchdog.describe() + endpointsText()
             + ". Every completed checkpoint is kept in " + job.store.location() + " (last: " + lastCheckpointId
@@ -128,10 +129,18 @@ final class JobRun<IN, C, S, A> {
       if (watchdog.stalled()) {
         // the watchdog's interrupt is handled: the writers must still stop and delete what they staged
         Thread.interrupted();
+      } else {
+        // a failure of its own: reported as it is; the stall timeout now bounds the clean-up
+        failure = e;
+        watchdog.progressed("cleaning up after " + e);
       }
-      pool.stop();
-      abortWriters(pool);
-      deleteStagedOfFailedCheckpoint();
+      try {
+        pool.stop();
+        abortWriters(pool);
+        deleteStagedOfFailedCheckpoint();
+      } catch (InterruptedException cut) {
+        e.addSuppressed(cut);
+      }
       throw e;
     } finally {
       if (finished) {

@@ -1,6 +1,7 @@
 package dev.lakecommit.core.runtime;
 
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,15 +16,19 @@ final class StallWatchdog implements AutoCloseable {
 
   private final Duration timeout;
   private final String jobName;
+  private final Supplier<String> errorProbe;
   private final Thread thread;
   private volatile long lastProgressNanos = System.nanoTime();
   private volatile String phase = "starting";
   private volatile Throwable lastError;
   private volatile boolean stalled;
+  private volatile String stalledDescription;
+  private boolean closed;
 
-  private StallWatchdog(Duration timeout, String jobName, Runnable onStall) {
+  private StallWatchdog(Duration timeout, String jobName, Supplier<String> errorProbe, Runnable onStall) {
     this.timeout = timeout;
     this.jobName = jobName;
+    this.errorProbe = errorProbe;
     if (timeout == null) {
       this.thread = null;
       return;
@@ -33,9 +38,13 @@ final class StallWatchdog implements AutoCloseable {
     thread.start();
   }
 
-  /** Starts watching; with a null timeout nothing is watched. */
-  static StallWatchdog start(Duration timeout, String jobName, Runnable onStall) {
-    return new StallWatchdog(timeout, jobName, onStall);
+  /**
+   * Starts watching; with a null timeout nothing is watched.
+   *
+   * @param errorProbe asked for the last failure when the job saw none itself (may be null or return null)
+   */
+  static StallWatchdog start(Duration timeout, String jobName, Supplier<String> errorProbe, Runnable onStall) {
+    return new StallWatchdog(timeout, jobName, errorProbe, onStall);
   }
 
   /** A step forward (cheap: called per record). */
@@ -65,14 +74,24 @@ final class StallWatchdog implements AutoCloseable {
 
   /** What the job was doing and the last failure it saw. */
   String describe() {
+    String captured = stalledDescription;
+    if (captured != null) {
+      return captured;
+    }
     Throwable error = lastError;
+    String probed = error == null && errorProbe != null ? errorProbe.get() : null;
+    String last = error != null ? error.toString()
+        : probed != null ? probed
+        : "none reported (a call may be hanging, or retrying inside a storage or catalog client)";
     return "made no progress for " + timeout.toSeconds() + " s (stall timeout) while " + phase + "; last error: "
-        + (error == null ? "none reported (a call may be hanging, or retrying inside a storage or catalog client)"
-            : error.toString());
+        + last;
   }
 
   @Override
   public void close() {
+    synchronized (this) {
+      closed = true;
+    }
     if (thread != null) {
       thread.interrupt();
     }
@@ -84,9 +103,17 @@ final class StallWatchdog implements AutoCloseable {
       while (true) {
         Thread.sleep(tick);
         if (System.nanoTime() - lastProgressNanos >= timeout.toNanos()) {
-          stalled = true;
-          LOG.warn("Job {} {}", jobName, describe());
-          onStall.run();
+          // Described before the interrupts: what they cause is not the reason of the stall.
+          String description = describe();
+          synchronized (this) {
+            if (closed) {
+              return;
+            }
+            stalledDescription = description;
+            stalled = true;
+            onStall.run();
+          }
+          LOG.warn("Job {} {}", jobName, description);
           return;
         }
       }

@@ -6,6 +6,7 @@ import dev.lakecommit.core.Sink;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Supplier;
 import java.util.function.ToIntBiFunction;
 
 /**
@@ -42,6 +43,7 @@ public final class StandaloneJob<IN> {
   final boolean unsafeCommitBeforePersist;
   final Duration stallTimeout;
   final String endpoints;
+  final Supplier<String> errorProbe;
 
   private StandaloneJob(Builder<IN> builder) {
     this.sink = builder.sink;
@@ -59,6 +61,7 @@ public final class StandaloneJob<IN> {
     this.unsafeCommitBeforePersist = builder.unsafeCommitBeforePersist;
     this.stallTimeout = builder.stallTimeout;
     this.endpoints = builder.endpoints;
+    this.errorProbe = builder.errorProbe;
   }
 
   public static <IN> Builder<IN> builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
@@ -100,6 +103,7 @@ public final class StandaloneJob<IN> {
     private boolean unsafeCommitBeforePersist;
     private Duration stallTimeout;
     private String endpoints;
+    private Supplier<String> errorProbe;
 
     private Builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
       this.sink = Objects.requireNonNull(sink, "sink");
@@ -184,6 +188,16 @@ public final class StandaloneJob<IN> {
      */
     public Builder<IN> endpoints(String description) {
       this.endpoints = Objects.requireNonNull(description, "endpoints");
+      return this;
+    }
+
+    /**
+     * Where a stalled job looks for the last failure when it saw none itself — e.g. the last failed request of a
+     * storage client, whose retries happen inside the client. Called once, when the job stalls; may return null.
+     * What it returns is printed: it must not hold credentials.
+     */
+    public Builder<IN> errorProbe(Supplier<String> probe) {
+      this.errorProbe = Objects.requireNonNull(probe, "errorProbe");
       return this;
     }
 

@@ -111,6 +111,17 @@ class StallTimeoutTest {
   }
 
   @Test
+  void aStalledJobAsksTheErrorProbeForFailuresItCannotSee() throws Exception {
+    OutageSink hanging = new OutageSink(new DirectoryTableSink(table(), CrashSchedule.none(), 30), -1, 150,
+        new CountDownLatch(1));
+
+    assertThatThrownBy(() -> job(hanging).stallTimeout(Duration.ofMillis(500))
+        .errorProbe(() -> "HTTP 503 SlowDown from PUT http://127.0.0.1:9/lake").build().run())
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("last error: HTTP 503 SlowDown from PUT http://127.0.0.1:9/lake");
+  }
+
+  @Test
   void commitRetriesAreCountedAndTimed() throws Exception {
     OutageSink flaky = new OutageSink(new DirectoryTableSink(table(), CrashSchedule.none(), 30), 2, 2, null);
     AtomicInteger told = new AtomicInteger();
