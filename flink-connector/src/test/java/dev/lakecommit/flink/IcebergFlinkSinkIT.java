@@ -84,7 +84,7 @@ class IcebergFlinkSinkIT {
     for (int run = 0; run < runs; run++) {
       int parallelism = 2 + run % 3;
       boolean rateLimited = run % 2 == 1;
-      long rows = rateLimited ? 3_000 : 20_000;
+      long rows = rateLimited ? 3_000 : 10_000;
       long from = run * 1_000_000L;
       String name = "bounded-" + run;
       StreamExecutionEnvironment env = TestJobs.environment(parallelism, 0);
@@ -151,8 +151,8 @@ class IcebergFlinkSinkIT {
     String warehouse = dir.resolve("savepoint").toString();
     String table = "db.savepoint";
     int parallelism = 3;
-    long rows = TestScale.pick(3_000, 30_000);
-    double rate = TestScale.pick(500, 3_000);
+    long rows = TestScale.pick(5_000, 60_000);
+    double rate = TestScale.pick(300, 1_000);
     Set<Long> expected = TestJobs.range(0, rows);
 
     StreamExecutionEnvironment first = TestJobs.environment(parallelism, 0);
@@ -160,11 +160,12 @@ class IcebergFlinkSinkIT {
         .sinkTo(sink(warehouse, table, "savepoint")).uid("lakecommit-sink");
     JobClient job = first.executeAsync("before-savepoint");
     long committed = awaitRows(warehouse, table, expected, rows / 10, Duration.ofMinutes(2));
+    long stopping = System.nanoTime();
     String savepoint = job.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
         SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
     TestJobs.Audit atStop = audit(warehouse, table, expected);
-    System.out.printf("Savepoint test: %s rows committed when stopping, %s at the savepoint %s%n", committed,
-        atStop.rows(), savepoint);
+    System.out.printf("Savepoint test: %s rows committed when stopping, %s at the savepoint %s (stop took %s ms)%n",
+        committed, atStop.rows(), savepoint, (System.nanoTime() - stopping) / 1_000_000);
     assertThat(committed).isPositive();
     assertThat(atStop.losses()).as("the first job stopped before the end of the input").isPositive();
     assertThat(atStop.duplicates()).isZero();
@@ -181,6 +182,17 @@ class IcebergFlinkSinkIT {
     TestJobs.Audit audit = audit(warehouse, table, expected);
     assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
     assertThat(audit.losses()).as("losses: %s", audit).isZero();
+  }
+
+  /** The README's job, run as it is printed there. */
+  @Test
+  void readmeExampleWritesItsRows() throws Exception {
+    String warehouse = dir.resolve("readme").toString();
+    ReadmeExample.run(warehouse);
+    TestJobs.Audit audit = audit(warehouse, "demo.users", TestJobs.range(1, 1_000));
+    assertThat(audit.rows()).isEqualTo(1_000);
+    assertThat(audit.duplicates()).isZero();
+    assertThat(audit.losses()).isZero();
   }
 
   /** Polls (bounded) until the table holds every expected id. */
