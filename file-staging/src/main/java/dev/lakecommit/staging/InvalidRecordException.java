@@ -12,7 +12,8 @@ public class InvalidRecordException extends IllegalArgumentException {
     this.field = field;
   }
 
-  InvalidRecordException(String message, String field, Throwable cause) {
+  /** The same problem with more context (which writer, which record) in the message. */
+  public InvalidRecordException(String message, String field, Throwable cause) {
     super(message, cause);
     this.field = field;
   }

@@ -19,17 +19,23 @@ import org.apache.iceberg.types.Types;
  * Checks a generic record against the table schema before a single byte of it is written: a record that fails
  * half-way through Parquet's column writers would leave the open file with columns of different lengths.
  * Checks required fields, Java types of Iceberg's generic data model, fixed lengths and decimal precision/scale.
+ * Public for writers outside this package that write through Iceberg's own file writers (the Iceberg sink's
+ * upsert writer); not thread-safe, one per writer.
  */
-final class RecordValidator {
+public final class RecordValidator {
   private final Types.StructType struct;
   private Types.StructType lastAccepted;
 
-  RecordValidator(Schema schema) {
+  public RecordValidator(Schema schema) {
     this.struct = schema.asStruct();
   }
 
-  /** @throws InvalidRecordException naming the first field that does not fit */
-  void validate(Record record) {
+  /**
+   * Checks one record; nothing is written.
+   *
+   * @throws InvalidRecordException naming the first field that does not fit
+   */
+  public void validate(Record record) {
     if (record == null) {
       throw new InvalidRecordException("<record>", "null record");
     }

@@ -6,9 +6,13 @@ import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
+import org.apache.iceberg.ContentFile;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileMetadata;
 import org.apache.iceberg.PartitionData;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.StructLike;
@@ -34,6 +38,9 @@ import org.apache.iceberg.types.Types;
  * @param fileSizeInBytes the file's length, {@code >= 0}
  * @param metrics per-column statistics by field id
  * @param splitOffsets row-group start offsets, ascending; empty if unknown
+ * @param content what the file holds: rows ({@link FileContent#DATA}), or rows to delete by position or by
+ *     equality on {@code equalityFieldIds}
+ * @param equalityFieldIds the field ids an equality delete file matches on; empty for other content
  */
 public record StagedFile(
     String path,
@@ -44,7 +51,9 @@ public record StagedFile(
     long recordCount,
     long fileSizeInBytes,
     ColumnMetrics metrics,
-    List<Long> splitOffsets) {
+    List<Long> splitOffsets,
+    FileContent content,
+    List<Integer> equalityFieldIds) {
 
   public StagedFile {
     Objects.requireNonNull(path, "path");
@@ -53,6 +62,13 @@ public record StagedFile(
     Objects.requireNonNull(partitionValues, "partitionValues");
     Objects.requireNonNull(metrics, "metrics");
     Objects.requireNonNull(splitOffsets, "splitOffsets");
+    Objects.requireNonNull(content, "content");
+    equalityFieldIds = List.copyOf(Objects.requireNonNull(equalityFieldIds, "equalityFieldIds"));
+    if ((content == FileContent.EQUALITY_DELETES) == equalityFieldIds.isEmpty()) {
+      throw new IllegalArgumentException(
+          String.format("Invalid staged file %s: %s with equality field ids %s (equality delete files need them,"
+              + " other files have none)", path, content, equalityFieldIds));
+    }
     if (path.isEmpty()) {
       throw new IllegalArgumentException("Invalid staged file path: empty");
     }
@@ -72,12 +88,46 @@ public record StagedFile(
     splitOffsets = List.copyOf(splitOffsets);
   }
 
+  /** A staged data file. */
+  public StagedFile(
+      String path,
+      FileFormat format,
+      int specId,
+      String partitionPath,
+      List<ByteBuffer> partitionValues,
+      long recordCount,
+      long fileSizeInBytes,
+      ColumnMetrics metrics,
+      List<Long> splitOffsets) {
+    this(path, format, specId, partitionPath, partitionValues, recordCount, fileSizeInBytes, metrics, splitOffsets,
+        FileContent.DATA, List.of());
+  }
+
   /**
    * The staged-file view of a data file written for {@code spec} (for example {@code DataWriter.toDataFile()}).
    *
    * @throws IllegalArgumentException if the file's spec id is not {@code spec}'s
    */
   public static StagedFile of(DataFile file, PartitionSpec spec) {
+    return of(file, spec, FileContent.DATA, List.of());
+  }
+
+  /**
+   * The staged-file view of a position or equality delete file written for {@code spec}.
+   *
+   * @throws IllegalArgumentException if the file's spec id is not {@code spec}'s, or it is a deletion vector
+   *     (a blob inside a Puffin file, which a staged file cannot describe)
+   */
+  public static StagedFile of(DeleteFile file, PartitionSpec spec) {
+    Objects.requireNonNull(file, "file");
+    if (file.format() == FileFormat.PUFFIN) {
+      throw new IllegalArgumentException("Deletion vectors cannot be staged: " + file.location());
+    }
+    List<Integer> ids = file.content() == FileContent.EQUALITY_DELETES ? file.equalityFieldIds() : List.of();
+    return of(file, spec, file.content(), ids);
+  }
+
+  private static StagedFile of(ContentFile<?> file, PartitionSpec spec, FileContent content, List<Integer> ids) {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(spec, "spec");
     if (file.specId() != spec.specId()) {
@@ -108,7 +158,14 @@ public record StagedFile(
             file.nanValueCounts(),
             file.lowerBounds(),
             file.upperBounds())),
-        file.splitOffsets() == null ? List.of() : file.splitOffsets());
+        file.splitOffsets() == null ? List.of() : file.splitOffsets(),
+        content,
+        ids);
+  }
+
+  /** Whether the file holds rows to delete rather than rows to add. */
+  public boolean isDelete() {
+    return content != FileContent.DATA;
   }
 
   /** The file name: the last segment of {@link #path}. */
@@ -136,9 +193,13 @@ public record StagedFile(
    * The Iceberg data file to add in a table commit: path, format, partition, size, counts, column metrics and
    * split offsets, as the writer recorded them.
    *
-   * @throws IllegalArgumentException if {@code spec} is not the spec this file was written for
+   * @throws IllegalArgumentException if {@code spec} is not the spec this file was written for, or this is a
+   *     delete file
    */
   public DataFile toDataFile(PartitionSpec spec) {
+    if (isDelete()) {
+      throw new IllegalArgumentException("Staged file " + path + " holds " + content + ", not data");
+    }
     DataFiles.Builder builder =
         DataFiles.builder(spec)
             .withPath(path)
@@ -150,6 +211,35 @@ public record StagedFile(
       builder.withPartition(partition(spec));
     } else {
       checkSpec(spec);
+    }
+    return builder.build();
+  }
+
+  /**
+   * The Iceberg delete file to add in a row-delta commit, as the writer recorded it.
+   *
+   * @throws IllegalArgumentException if {@code spec} is not the spec this file was written for, or this is a
+   *     data file
+   */
+  public DeleteFile toDeleteFile(PartitionSpec spec) {
+    if (!isDelete()) {
+      throw new IllegalArgumentException("Staged file " + path + " holds data, not deletes");
+    }
+    checkSpec(spec);
+    FileMetadata.Builder builder = FileMetadata.deleteFileBuilder(spec);
+    if (content == FileContent.EQUALITY_DELETES) {
+      builder.ofEqualityDeletes(equalityFieldIds.stream().mapToInt(Integer::intValue).toArray());
+    } else {
+      builder.ofPositionDeletes();
+    }
+    builder
+        .withPath(path)
+        .withFormat(format)
+        .withFileSizeInBytes(fileSizeInBytes)
+        .withMetrics(metrics.toMetrics(recordCount))
+        .withSplitOffsets(splitOffsets.isEmpty() ? null : splitOffsets);
+    if (spec.isPartitioned()) {
+      builder.withPartition(partition(spec));
     }
     return builder.build();
   }
@@ -176,6 +266,7 @@ public record StagedFile(
     values.append(']');
     return "StagedFile{path=" + path + ", format=" + format + ", specId=" + specId + ", partitionPath="
         + partitionPath + ", partitionValues=" + values + ", recordCount=" + recordCount + ", fileSizeInBytes="
-        + fileSizeInBytes + ", metrics=" + metrics + ", splitOffsets=" + splitOffsets + "}";
+        + fileSizeInBytes + ", metrics=" + metrics + ", splitOffsets=" + splitOffsets
+        + (isDelete() ? ", content=" + content + ", equalityFieldIds=" + equalityFieldIds : "") + "}";
   }
 }

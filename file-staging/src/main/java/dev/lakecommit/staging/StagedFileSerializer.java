@@ -10,15 +10,18 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 
 /**
- * Serializer of {@link StagedFile}. Version 1: path, format name, spec id, partition path, partition values
- * (count, then each length-prefixed or -1 for null), record count, file size, the four count maps and the two
- * bound maps of the column metrics (size, then entries by ascending field id), split offsets (count, values).
+ * Serializer of {@link StagedFile}. Version 1 (data files only): path, format name, spec id, partition path,
+ * partition values (count, then each length-prefixed or -1 for null), record count, file size, the four count
+ * maps and the two bound maps of the column metrics (size, then entries by ascending field id), split offsets
+ * (count, values). Version 2 adds the content kind (Iceberg's {@code FileContent} id: 0 data, 1 position deletes,
+ * 2 equality deletes) and the equality field ids (count, values). Version 1 bytes read as data files.
  */
 public final class StagedFileSerializer implements SimpleVersionedSerializer<StagedFile> {
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
 
   @Override
   public int version() {
@@ -50,6 +53,11 @@ public final class StagedFileSerializer implements SimpleVersionedSerializer<Sta
       for (long offset : file.splitOffsets()) {
         out.writeLong(offset);
       }
+      out.writeByte(file.content().id());
+      out.writeInt(file.equalityFieldIds().size());
+      for (int id : file.equalityFieldIds()) {
+        out.writeInt(id);
+      }
     }
     return bytes.toByteArray();
   }
@@ -58,13 +66,15 @@ public final class StagedFileSerializer implements SimpleVersionedSerializer<Sta
   public StagedFile deserialize(int version, byte[] serialized) throws IOException {
     switch (version) {
       case 1:
-        return deserializeV1(serialized);
+        return deserialize(serialized, false);
+      case 2:
+        return deserialize(serialized, true);
       default:
         throw VersionedSerialization.unknownVersion("StagedFile", version);
     }
   }
 
-  private static StagedFile deserializeV1(byte[] serialized) throws IOException {
+  private static StagedFile deserialize(byte[] serialized, boolean withContent) throws IOException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
       String path = SerializationUtil.readString(in);
       String formatName = SerializationUtil.readString(in);
@@ -96,13 +106,32 @@ public final class StagedFileSerializer implements SimpleVersionedSerializer<Sta
       for (int i = 0; i < offsets; i++) {
         splitOffsets.add(in.readLong());
       }
+      FileContent content = FileContent.DATA;
+      List<Integer> equalityFieldIds = List.of();
+      if (withContent) {
+        content = content(in.readByte(), path);
+        int ids = SerializationUtil.readSize(in);
+        equalityFieldIds = new ArrayList<>(Math.min(ids, 64));
+        for (int i = 0; i < ids; i++) {
+          equalityFieldIds.add(in.readInt());
+        }
+      }
       SerializationUtil.checkFullyRead(in, "staged file " + path);
       try {
-        return new StagedFile(
-            path, format, specId, partitionPath, partitionValues, recordCount, fileSize, metrics, splitOffsets);
+        return new StagedFile(path, format, specId, partitionPath, partitionValues, recordCount, fileSize, metrics,
+            splitOffsets, content, equalityFieldIds);
       } catch (IllegalArgumentException e) {
         throw new IOException("Corrupt staged file: " + e.getMessage(), e);
       }
     }
+  }
+
+  private static FileContent content(byte id, String path) throws IOException {
+    for (FileContent content : FileContent.values()) {
+      if (content.id() == id) {
+        return content;
+      }
+    }
+    throw new IOException("Corrupt staged file " + path + ": unknown content kind " + id);
   }
 }

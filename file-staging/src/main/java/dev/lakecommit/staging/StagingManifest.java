@@ -14,8 +14,10 @@ import java.util.Optional;
  * @param checkpointId the checkpoint the files belong to, {@code >= 1}
  * @param writerIndex the writer that staged them, {@code >= 0}
  * @param attempt the job attempt that staged them, {@code >= 0}
- * @param files the staged files, in the order they were closed; not empty
+ * @param files the staged data files, in the order they were closed
  * @param icebergManifest an Iceberg manifest listing exactly {@code files}, if the writer wrote one
+ * @param deleteFiles staged delete files (position or equality deletes) to commit with {@code files} in one row
+ *     delta; empty for writers that only add rows. {@code files} and {@code deleteFiles} are not both empty
  */
 public record StagingManifest(
     JobId jobId,
@@ -23,7 +25,8 @@ public record StagingManifest(
     int writerIndex,
     int attempt,
     List<StagedFile> files,
-    Optional<IcebergManifest> icebergManifest) {
+    Optional<IcebergManifest> icebergManifest,
+    List<StagedFile> deleteFiles) {
 
   public StagingManifest {
     Objects.requireNonNull(jobId, "jobId");
@@ -39,14 +42,33 @@ public record StagingManifest(
       throw new IllegalArgumentException(String.format("Invalid attempt: %s (must be >= 0)", attempt));
     }
     files = List.copyOf(Objects.requireNonNull(files, "files"));
-    if (files.isEmpty()) {
+    deleteFiles = List.copyOf(Objects.requireNonNull(deleteFiles, "deleteFiles"));
+    if (files.isEmpty() && deleteFiles.isEmpty()) {
       throw new IllegalArgumentException(
           String.format("Invalid manifest of checkpoint %s, writer %s: no files (a writer that staged nothing "
               + "reports no manifest)", checkpointId, writerIndex));
     }
+    for (StagedFile file : files) {
+      if (file.isDelete()) {
+        throw new IllegalArgumentException("Invalid manifest of checkpoint " + checkpointId + ", writer "
+            + writerIndex + ": delete file " + file.path() + " listed among the data files");
+      }
+    }
+    for (StagedFile file : deleteFiles) {
+      if (!file.isDelete()) {
+        throw new IllegalArgumentException("Invalid manifest of checkpoint " + checkpointId + ", writer "
+            + writerIndex + ": data file " + file.path() + " listed among the delete files");
+      }
+    }
   }
 
-  /** A manifest without an Iceberg manifest file. */
+  /** A manifest of data files, with the Iceberg manifest of them if the writer wrote one. */
+  public StagingManifest(JobId jobId, long checkpointId, int writerIndex, int attempt, List<StagedFile> files,
+      Optional<IcebergManifest> icebergManifest) {
+    this(jobId, checkpointId, writerIndex, attempt, files, icebergManifest, List.of());
+  }
+
+  /** A manifest of data files without an Iceberg manifest file. */
   public StagingManifest(JobId jobId, long checkpointId, int writerIndex, int attempt, List<StagedFile> files) {
     this(jobId, checkpointId, writerIndex, attempt, files, Optional.empty());
   }
@@ -56,13 +78,19 @@ public record StagingManifest(
     return new CommitId(jobId, checkpointId);
   }
 
-  /** Rows in all files. */
+  /** Rows in all data files. */
   public long recordCount() {
     return files.stream().mapToLong(StagedFile::recordCount).sum();
   }
 
-  /** Bytes in all files. */
+  /** Bytes in all data and delete files. */
   public long totalBytes() {
-    return files.stream().mapToLong(StagedFile::fileSizeInBytes).sum();
+    return files.stream().mapToLong(StagedFile::fileSizeInBytes).sum()
+        + deleteFiles.stream().mapToLong(StagedFile::fileSizeInBytes).sum();
+  }
+
+  /** Delete entries (positions or keys) in all delete files. */
+  public long deleteRecordCount() {
+    return deleteFiles.stream().mapToLong(StagedFile::recordCount).sum();
   }
 }

@@ -17,9 +17,11 @@ import java.util.Optional;
  * (count, then each with its own serializer's version, see {@link StagedFileSerializer}), and the Iceberg
  * manifest: a presence flag, then path, length, spec id, added files and rows, and the partition summaries
  * (count, then each: contains-null, contains-NaN as -1 unknown / 0 / 1, lower and upper bound or -1 for null).
+ * Version 2 appends the delete files (count, then each with its serializer's version); version 1 bytes read as a
+ * manifest without delete files.
  */
 public final class StagingManifestSerializer implements SimpleVersionedSerializer<StagingManifest> {
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
 
   private final StagedFileSerializer fileSerializer = new StagedFileSerializer();
 
@@ -44,6 +46,10 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
       if (manifest.icebergManifest().isPresent()) {
         writeIcebergManifest(out, manifest.icebergManifest().get());
       }
+      out.writeInt(manifest.deleteFiles().size());
+      for (StagedFile file : manifest.deleteFiles()) {
+        VersionedSerialization.write(fileSerializer, file, out);
+      }
     }
     return bytes.toByteArray();
   }
@@ -52,13 +58,15 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
   public StagingManifest deserialize(int version, byte[] serialized) throws IOException {
     switch (version) {
       case 1:
-        return deserializeV1(serialized);
+        return deserialize(serialized, false);
+      case 2:
+        return deserialize(serialized, true);
       default:
         throw VersionedSerialization.unknownVersion("StagingManifest", version);
     }
   }
 
-  private StagingManifest deserializeV1(byte[] serialized) throws IOException {
+  private StagingManifest deserialize(byte[] serialized, boolean withDeletes) throws IOException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
       String job = SerializationUtil.readString(in);
       long checkpointId = in.readLong();
@@ -71,9 +79,17 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
       }
       Optional<IcebergManifest> icebergManifest =
           in.readBoolean() ? Optional.of(readIcebergManifest(in)) : Optional.empty();
+      List<StagedFile> deleteFiles = new ArrayList<>();
+      if (withDeletes) {
+        int deletes = SerializationUtil.readSize(in);
+        for (int i = 0; i < deletes; i++) {
+          deleteFiles.add(VersionedSerialization.read(fileSerializer, in));
+        }
+      }
       SerializationUtil.checkFullyRead(in, "staging manifest");
       try {
-        return new StagingManifest(JobId.of(job), checkpointId, writerIndex, attempt, files, icebergManifest);
+        return new StagingManifest(
+            JobId.of(job), checkpointId, writerIndex, attempt, files, icebergManifest, deleteFiles);
       } catch (IllegalArgumentException e) {
         throw new IOException("Corrupt staging manifest: " + e.getMessage(), e);
       }

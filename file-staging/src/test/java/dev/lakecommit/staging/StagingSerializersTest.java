@@ -14,13 +14,15 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.FileContent;
 import org.apache.iceberg.FileFormat;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every persisted format of this module: stored bytes of version 1 still read to the same value and are still
- * what version 1 writes ({@code src/test/resources/compat/}, regenerated only on purpose with
- * {@code -Dlakecommit.regenerate-compat=true}); unknown versions and corrupt bytes fail with a clear message.
+ * Every persisted format of this module: stored bytes of every version still read to the same value, and the
+ * bytes of the current version are still what it writes ({@code src/test/resources/compat/}, regenerated only on
+ * purpose with {@code -Dlakecommit.regenerate-compat=true}); unknown versions and corrupt bytes fail with a clear
+ * message.
  */
 class StagingSerializersTest {
   private static ByteBuffer bytes(int... values) {
@@ -66,6 +68,29 @@ class StagingSerializersTest {
         JobId.of("job-7"), 3, 1, 0, List.of(sampleFile(0), sampleFile(1)), Optional.of(icebergManifest));
   }
 
+  /** An equality delete file on field 1 and a position delete file, as an upsert writer stages them. */
+  static StagedFile sampleDeleteFile(int n, boolean equality) {
+    StagedFile data = sampleFile(n);
+    return new StagedFile(data.path().replace(".parquet", equality ? "-eq.parquet" : "-pos.parquet"),
+        FileFormat.PARQUET, data.specId(), data.partitionPath(), data.partitionValues(), 10 + n, 2048 + n,
+        data.metrics(), List.of(4L), equality ? FileContent.EQUALITY_DELETES : FileContent.POSITION_DELETES,
+        equality ? List.of(1, 2) : List.of());
+  }
+
+  static StagingManifest sampleManifestWithDeletes() {
+    return new StagingManifest(JobId.of("job-7"), 4, 2, 1, List.of(sampleFile(3)), Optional.empty(),
+        List.of(sampleDeleteFile(3, true), sampleDeleteFile(3, false)));
+  }
+
+  /** Stored bytes of an older version: still read to the same value (the current version writes others). */
+  private static <T> void assertReadable(SimpleVersionedSerializer<T> serializer, String name, T value)
+      throws IOException {
+    try (var in = StagingSerializersTest.class.getResourceAsStream("/compat/" + name)) {
+      assertThat(in).as("stored bytes /compat/%s", name).isNotNull();
+      assertThat(VersionedSerialization.fromBytes(serializer, in.readAllBytes())).isEqualTo(value);
+    }
+  }
+
   private static <T> void assertCompatible(SimpleVersionedSerializer<T> serializer, String name, T value)
       throws IOException {
     byte[] current = VersionedSerialization.toBytes(serializer, value);
@@ -76,11 +101,40 @@ class StagingSerializersTest {
   }
 
   @Test
-  void storedBytesOfVersion1StillReadAndAreStillWritten() throws IOException {
-    assertCompatible(new StagedFileSerializer(), "staged-file-v1.bin", sampleFile(5));
-    assertCompatible(new StagingManifestSerializer(), "staging-manifest-v1.bin", sampleManifest());
+  void storedBytesOfVersion1StillRead() throws IOException {
+    assertReadable(new StagedFileSerializer(), "staged-file-v1.bin", sampleFile(5));
+    assertReadable(new StagingManifestSerializer(), "staging-manifest-v1.bin", sampleManifest());
     assertCompatible(
         new StagingWriterStateSerializer(), "staging-writer-state-v1.bin", new StagingWriterState(3, 42));
+  }
+
+  @Test
+  void storedBytesOfVersion2StillReadAndAreStillWritten() throws IOException {
+    assertCompatible(new StagedFileSerializer(), "staged-file-v2.bin", sampleFile(5));
+    assertCompatible(new StagedFileSerializer(), "staged-file-eq-delete-v2.bin", sampleDeleteFile(5, true));
+    assertCompatible(new StagingManifestSerializer(), "staging-manifest-v2.bin", sampleManifest());
+    assertCompatible(
+        new StagingManifestSerializer(), "staging-manifest-deletes-v2.bin", sampleManifestWithDeletes());
+  }
+
+  @Test
+  void deleteFilesKeepTheirKindAndStayOutOfTheDataFiles() throws IOException {
+    StagingManifest manifest = sampleManifestWithDeletes();
+    StagingManifestSerializer serializer = new StagingManifestSerializer();
+    StagingManifest read =
+        VersionedSerialization.fromBytes(serializer, VersionedSerialization.toBytes(serializer, manifest));
+    assertThat(read.deleteFiles()).extracting(StagedFile::content)
+        .containsExactly(FileContent.EQUALITY_DELETES, FileContent.POSITION_DELETES);
+    assertThat(read.deleteFiles().get(0).equalityFieldIds()).containsExactly(1, 2);
+    assertThat(read.recordCount()).isEqualTo(sampleFile(3).recordCount());
+    assertThat(read.deleteRecordCount()).isEqualTo(26);
+    assertThatThrownBy(() -> new StagingManifest(JobId.of("j"), 1, 0, 0, List.of(sampleDeleteFile(1, true))))
+        .hasMessageContaining("delete file").hasMessageContaining("among the data files");
+    assertThatThrownBy(() -> new StagedFile("p", FileFormat.PARQUET, 0, "", List.of(), 1, 1, ColumnMetrics.EMPTY,
+            List.of(), FileContent.EQUALITY_DELETES, List.of()))
+        .hasMessageContaining("equality field ids");
+    assertThatThrownBy(() -> sampleDeleteFile(1, false).toDataFile(null))
+        .hasMessageContaining("not data");
   }
 
   @Test
@@ -97,9 +151,9 @@ class StagingSerializersTest {
 
   @Test
   void unknownVersionsAreRefusedByName() {
-    assertThatThrownBy(() -> new StagedFileSerializer().deserialize(2, new byte[0]))
+    assertThatThrownBy(() -> new StagedFileSerializer().deserialize(3, new byte[0]))
         .isInstanceOf(IOException.class)
-        .hasMessageContaining("Unknown version 2 of StagedFile");
+        .hasMessageContaining("Unknown version 3 of StagedFile");
     assertThatThrownBy(() -> new StagingManifestSerializer().deserialize(7, new byte[0]))
         .hasMessageContaining("Unknown version 7 of StagingManifest");
     assertThatThrownBy(() -> new StagingWriterStateSerializer().deserialize(0, new byte[0]))
@@ -110,9 +164,9 @@ class StagingSerializersTest {
   void truncatedOrPaddedBytesAreCorrupt() throws IOException {
     StagingManifestSerializer serializer = new StagingManifestSerializer();
     byte[] bytes = serializer.serialize(sampleManifest());
-    assertThatThrownBy(() -> serializer.deserialize(1, Arrays.copyOf(bytes, bytes.length - 3)))
+    assertThatThrownBy(() -> serializer.deserialize(2, Arrays.copyOf(bytes, bytes.length - 3)))
         .isInstanceOf(IOException.class);
-    assertThatThrownBy(() -> serializer.deserialize(1, Arrays.copyOf(bytes, bytes.length + 2)))
+    assertThatThrownBy(() -> serializer.deserialize(2, Arrays.copyOf(bytes, bytes.length + 2)))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("trailing bytes");
   }
