@@ -98,7 +98,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     if (committer != null) {
       committer.close();
     }

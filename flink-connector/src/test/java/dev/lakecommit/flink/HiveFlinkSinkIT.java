@@ -81,7 +81,7 @@ class HiveFlinkSinkIT {
     Set<Long> expected = new HashSet<>();
     for (int run = 0; run < 2; run++) {
       int parallelism = run == 0 ? 3 : 2;
-      long rows = run == 0 ? 3_000 : 10_000;
+      long rows = run == 0 ? 3_000 : 5_000;
       long from = run * 1_000_000L;
       StreamExecutionEnvironment env = TestJobs.environment(parallelism, 0);
       TestJobs.boundedRows(env, "hive-" + run, from, rows, run == 0 ? 1_500 : 0, parallelism)

@@ -152,7 +152,7 @@ class IcebergFlinkSinkIT {
     String table = "db.savepoint";
     int parallelism = 3;
     long rows = TestScale.pick(5_000, 60_000);
-    double rate = TestScale.pick(300, 1_000);
+    double rate = TestScale.pick(600, 1_000);
     Set<Long> expected = TestJobs.range(0, rows);
 
     StreamExecutionEnvironment first = TestJobs.environment(parallelism, 0);
