@@ -40,7 +40,7 @@ class HiveIngestKillIT {
     Random random = new Random(seed);
     int rows = TestScale.pick(50_000, 1_000_000);
     int kills = TestScale.pick(5, 100);
-    int checkpointEvery = TestScale.pick(2_500, 10_000);
+    int checkpointEvery = TestScale.pick(5_000, 10_000);
     System.out.printf("HiveIngestKillIT: seed %d, %,d rows, %d kills%n", seed, rows, kills);
     Path input = writeInput(rows);
 
@@ -53,6 +53,7 @@ class HiveIngestKillIT {
         runs++;
         assertThat(runs).as("seed %s: the job finishes within the allowed restarts", seed).isLessThan(kills * 3 + 10);
         Path log = dir.resolve("run-" + runs + ".log");
+        long begin = System.nanoTime();
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         if (killed < kills) {
           // Mostly after this run completed a checkpoint of its own (so every run makes progress, and the kill
@@ -62,6 +63,8 @@ class HiveIngestKillIT {
           if (!process.waitFor(random.nextInt(early ? 300 : 600), TimeUnit.MILLISECONDS)) {
             process.destroyForcibly().waitFor();
             killed++;
+            System.out.printf("HiveIngestKillIT: run %d killed after %d ms%n", runs,
+                (System.nanoTime() - begin) / 1_000_000);
             continue;
           }
         }
@@ -69,6 +72,8 @@ class HiveIngestKillIT {
           process.destroyForcibly();
         }
         exit = process.exitValue();
+        System.out.printf("HiveIngestKillIT: run %d ended with %d after %d ms%n", runs, exit,
+            (System.nanoTime() - begin) / 1_000_000);
         assertThat(exit).as("seed %s, run %s: %s", seed, runs, Files.readString(log)).isZero();
       }
       assertThat(killed).as("kills that hit a running process (seed %s)", seed).isGreaterThanOrEqualTo(kills);

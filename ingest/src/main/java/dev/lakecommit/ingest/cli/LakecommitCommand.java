@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
  * running the same command again resumes.
  */
 @Command(name = "lakecommit", mixinStandardHelpOptions = true, versionProvider = LakecommitCommand.Version.class,
-    description = "Exactly-once ingestion into Iceberg tables: one idempotent commit per checkpoint.",
+    description = "Exactly-once ingestion into Iceberg or Hive tables: one idempotent commit per checkpoint.",
     subcommands = {IngestCommand.class, VerifyCommand.class, StatusCommand.class, CleanupCommand.class,
         CommandLine.HelpCommand.class})
 public final class LakecommitCommand implements Runnable {

@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
         + "out-of-order rates. Exit code 1 on any duplicate or loss.",
         "Inputs larger than memory are compared through spill files.",
         "With --target hive the table is read as Hive reads it: the Parquet files of the partitions the metastore "
-            + "lists."})
+            + "lists; the out-of-order rate follows the checkpoint ids in the file names (one job per table)."})
 public final class VerifyCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -60,12 +60,9 @@ public final class VerifyCommand implements Callable<Integer> {
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
     AuditReport report;
     if (table.target() == Target.HIVE) {
-      if (eventTime != null) {
-        throw new IllegalArgumentException("Option --event-time is not supported with --target hive: a Hive table "
-            + "keeps no commit order to measure the out-of-order rate by");
-      }
       try (HiveTarget target = table.openHiveTable()) {
-        report = Audit.run(input, new HiveTableRows(target), key, null, spill, Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
+        report = Audit.run(input, new HiveTableRows(target), key, eventTime, spill,
+            Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
       }
     } else {
       Table target = table.loadTable();

@@ -9,7 +9,11 @@ import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -33,6 +37,7 @@ import org.apache.thrift.TException;
  * each partition's location), the visible files in each (names starting with {@code .} or {@code _} are skipped,
  * so are sub-directories), each read as Parquet by column name. A partition column's value comes from the
  * partition, as Hive reads it. One file is open at a time; partitions are fetched from the metastore in batches.
+ * The out-of-order rate follows the checkpoint ids in hive-sink's file names (see {@link #outOfOrderRows}).
  */
 public final class HiveTableRows implements TableRows {
   private final HiveTarget table;
@@ -100,10 +105,96 @@ public final class HiveTableRows implements TableRows {
     };
   }
 
+  /**
+   * Hive keeps no commit history, but hive-sink's file names do: {@code <job>-<checkpoint>-<writer>-<attempt>-<seq>}.
+   * For a table one job wrote, the files are read checkpoint by checkpoint in commit order (the file list is held
+   * in memory, the rows are not).
+   *
+   * @throws IllegalArgumentException if several jobs wrote the table, a visible file has no such name, or the
+   *     column is a partition column
+   */
   @Override
-  public long outOfOrderRows(String eventTimeColumn) {
-    throw new IllegalArgumentException("Option --event-time is not supported for --target hive: a Hive table "
-        + "keeps no commit order to measure the out-of-order rate by");
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public long outOfOrderRows(String eventTimeColumn) throws IOException {
+    if (partitionIndex(eventTimeColumn.toLowerCase(Locale.ROOT)) >= 0) {
+      throw new IllegalArgumentException("Option --event-time: '" + eventTimeColumn + "' is a partition column of "
+          + "the Hive table " + table.name() + "; give a data column");
+    }
+    Map<String, Long> jobs = table.watermarks();
+    if (jobs.size() != 1) {
+      throw new IllegalArgumentException("Option --event-time with --target hive needs a table that one job wrote "
+          + "(the commit order comes from the checkpoint ids in its file names); table " + table.name()
+          + " was written by jobs " + jobs.keySet());
+    }
+    String job = jobs.keySet().iterator().next();
+    Pattern names = Pattern.compile(Pattern.quote(job) + "-(\\d+)-\\d+-\\d+-\\d+\\..*");
+    Configuration conf = table.conf();
+    TreeMap<Long, List<FileStatus>> byCheckpoint = new TreeMap<>();
+    try {
+      for (Iterator<HiveTarget.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
+        for (FileStatus file : Values.visibleFiles(dirs.next(), conf)) {
+          Matcher name = names.matcher(file.getPath().getName());
+          if (!name.matches()) {
+            throw new IllegalArgumentException("Option --event-time: data file " + file.getPath() + " was not "
+                + "written by job " + job + ", so its commit order is unknown");
+          }
+          byCheckpoint.computeIfAbsent(Long.parseLong(name.group(1)), id -> new ArrayList<>()).add(file);
+        }
+      }
+    } catch (TException e) {
+      throw new IOException("Cannot list the partitions of the Hive table " + table.name() + ": "
+          + e.getMessage(), e);
+    }
+    Comparable committedMax = null;
+    long late = 0;
+    for (List<FileStatus> files : byCheckpoint.values()) {
+      Comparable checkpointMax = null;
+      for (FileStatus file : files) {
+        try (CloseableIterable<Object> values = Values.read(file, conf, eventTimeColumn, -1, List.of())) {
+          for (Object value : values) {
+            if (value == null) {
+              continue;
+            }
+            Comparable time = (Comparable) value;
+            if (committedMax != null && time.compareTo(committedMax) < 0) {
+              late++;
+            }
+            if (checkpointMax == null || time.compareTo(checkpointMax) > 0) {
+              checkpointMax = time;
+            }
+          }
+        }
+      }
+      if (checkpointMax != null && (committedMax == null || checkpointMax.compareTo(committedMax) > 0)) {
+        committedMax = checkpointMax;
+      }
+    }
+    return late;
+  }
+
+  /** One value, {@code count} times. */
+  private static final class Repeated implements Iterator<Object> {
+    private final Object value;
+    private long left;
+
+    Repeated(Object value, long count) {
+      this.value = value;
+      this.left = count;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return left > 0;
+    }
+
+    @Override
+    public Object next() {
+      if (left <= 0) {
+        throw new NoSuchElementException();
+      }
+      left--;
+      return value;
+    }
   }
 
   /** The values of one column, file by file; at most one file open. */
@@ -138,7 +229,7 @@ public final class HiveTableRows implements TableRows {
             files = visibleFiles(dir, conf).iterator();
             continue;
           }
-          current = read(files.next());
+          current = read(files.next(), conf, column, partitionIndex, partitionValues);
           values = current.iterator();
         }
         return true;
@@ -155,7 +246,9 @@ public final class HiveTableRows implements TableRows {
       return values.next();
     }
 
-    private CloseableIterable<Object> read(FileStatus file) throws IOException {
+    /** The values of {@code column} in one data file (or its partition's value, once per row). */
+    private static CloseableIterable<Object> read(FileStatus file, Configuration conf, String column,
+      int partitionIndex, List<String> partitionValues) throws IOException {
       if (file.getLen() == 0) {
         return CloseableIterable.empty();
       }
@@ -169,22 +262,7 @@ public final class HiveTableRows implements TableRows {
       if (partitionIndex >= 0) {
         long rows = footer.getBlocks().stream().mapToLong(BlockMetaData::getRowCount).sum();
         String value = partitionValues.get(partitionIndex);
-        return CloseableIterable.withNoopClose(() -> new Iterator<>() {
-          private long left = rows;
-
-          @Override
-          public boolean hasNext() {
-            return left > 0;
-          }
-
-          @Override
-          public Object next() {
-            if (left-- <= 0) {
-              throw new NoSuchElementException();
-            }
-            return value;
-          }
-        });
+        return CloseableIterable.withNoopClose(() -> new Repeated(value, rows));
       }
       // The file's own schema (its field ids, or ids by position), the column found in it by name.
       Schema fileSchema = ParquetSchemaUtil.convert(footer.getFileMetaData().getSchema());
@@ -192,15 +270,17 @@ public final class HiveTableRows implements TableRows {
       if (field == null) {
         throw new IOException("Data file " + file.getPath() + " has no column '" + column + "'");
       }
-      Schema projection = fileSchema.select(fileSchema.findColumnName(field.fieldId()));
-      Accessor<StructLike> accessor = Audit.accessor(projection, fileSchema.findColumnName(field.fieldId()),
-          "data file " + file.getPath());
+      String name = fileSchema.findColumnName(field.fieldId());
+      Schema projection = fileSchema.select(name);
+      Accessor<StructLike> accessor = Audit.accessor(projection, name, "data file " + file.getPath());
+      // Records hold dates and times as java.time values; accessors expect Iceberg's internal longs.
+      boolean topLevel = projection.asStruct().field(name) != null;
       CloseableIterable<Record> rows = Parquet.read(org.apache.iceberg.hadoop.HadoopInputFile.fromStatus(file, conf))
           .project(projection)
           .createReaderFunc(type -> GenericParquetReaders.buildReader(projection, type))
           .withNameMapping(MappingUtil.create(fileSchema))
           .build();
-      return CloseableIterable.transform(rows, accessor::get);
+      return CloseableIterable.transform(rows, row -> topLevel ? row.getField(name) : accessor.get(row));
     }
 
     private static List<FileStatus> visibleFiles(HiveTarget.DataDirectory dir, Configuration conf)

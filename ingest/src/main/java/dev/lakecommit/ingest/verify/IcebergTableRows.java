@@ -32,8 +32,10 @@ final class IcebergTableRows implements TableRows {
   public CloseableIterable<Object> values(String column) {
     Schema projection = table.schema().select(column);
     Accessor<StructLike> accessor = Audit.accessor(projection, column, "table " + table.name());
+    // Records hold dates and times as java.time values; accessors expect Iceberg's internal longs.
+    boolean topLevel = projection.asStruct().field(column) != null;
     CloseableIterable<Record> rows = IcebergGenerics.read(table).select(column).build();
-    return CloseableIterable.transform(rows, accessor::get);
+    return CloseableIterable.transform(rows, row -> topLevel ? row.getField(column) : accessor.get(row));
   }
 
   @Override
