@@ -56,6 +56,8 @@ public final class IngestCommand implements Callable<Integer> {
 
   @Mixin JobOptions job;
 
+  @Mixin RuntimeOptions runtime;
+
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
           + "for --target hive partition columns only (col1,col2).")
@@ -121,6 +123,7 @@ public final class IngestCommand implements Callable<Integer> {
       HiveSink<Record> sink = hive.sink();
       JobResult result = run(out, sink, source, jobId);
       hive.report(out, jobId, result);
+      RuntimeOptions.report(out, result);
       return 0;
     }
     IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
@@ -133,6 +136,7 @@ public final class IngestCommand implements Callable<Integer> {
     IcebergSink<Record> sink = IcebergSink.forRecords(config.build());
     JobResult result = run(out, sink, source, jobId);
     report(out, sink.table(), jobId, result);
+    RuntimeOptions.report(out, result);
     return 0;
   }
 
@@ -160,7 +164,7 @@ public final class IngestCommand implements Callable<Integer> {
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
-      return StandaloneJob.builder(sink, counting(source, rowsRead))
+      return runtime.apply(StandaloneJob.builder(sink, counting(source, rowsRead)), table)
           .jobId(jobId)
           .checkpointStore(job.checkpointStore(jobId, table))
           .parallelism(parallelism)

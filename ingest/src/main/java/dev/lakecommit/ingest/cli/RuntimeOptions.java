@@ -1,0 +1,81 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.runtime.JobResult;
+import dev.lakecommit.core.runtime.StandaloneJob;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.StringJoiner;
+import picocli.CommandLine.Option;
+
+/**
+ * How long a job may go without progress, and how often a commit is retried. Transport errors of storage (S3
+ * throttling, resets, 5xx) are not retried here: the storage client owns them ({@code s3.retry.*} for S3FileIO,
+ * {@code fs.s3a.*} for S3A, set with {@code -C}); these options cover commit outcomes and the job as a whole.
+ */
+public final class RuntimeOptions {
+  @Option(names = "--stall-timeout", paramLabel = "DURATION", defaultValue = "PT10M",
+      converter = DurationConverter.class,
+      description = "Fail when the job makes no progress (no row read, no checkpoint written, no commit done) for "
+          + "this long, naming the endpoint and the last error; completed checkpoints are kept and the same "
+          + "command resumes (default: 10m).")
+  Duration stallTimeout;
+
+  @Option(names = "--commit-retries", paramLabel = "N", defaultValue = "8",
+      description = "Attempts of one checkpoint's commit on conflicts, catalog outages and unknown outcomes "
+          + "(default: ${DEFAULT-VALUE}).")
+  int commitAttempts;
+
+  @Option(names = "--commit-retry-timeout", paramLabel = "DURATION", defaultValue = "PT5M",
+      converter = DurationConverter.class,
+      description = "Longest time spent on one checkpoint's commit with its retries; backoff doubles from 100ms "
+          + "to at most 10s with 20% jitter (default: 5m).")
+  Duration commitRetryTimeout;
+
+  /** Applies the options, and names what the job talks to (without credentials) for its failure messages. */
+  public <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableOptions table) {
+    Map<String, String> properties = new LinkedHashMap<>(table.catalogProperties());
+    if (table.target() == Target.HIVE) {
+      properties.put("hive.metastore.uris", table.metastoreUri());
+    }
+    if (commitAttempts < 1) {
+      throw new IllegalArgumentException("Invalid option --commit-retries: " + commitAttempts + " (must be >= 1)");
+    }
+    if (stallTimeout.isNegative() || stallTimeout.isZero()) {
+      throw new IllegalArgumentException("Invalid option --stall-timeout: " + stallTimeout + " (must be > 0)");
+    }
+    if (commitRetryTimeout.isNegative() || commitRetryTimeout.isZero()) {
+      throw new IllegalArgumentException(
+          "Invalid option --commit-retry-timeout: " + commitRetryTimeout + " (must be > 0)");
+    }
+    return job.stallTimeout(stallTimeout)
+        .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts).totalTimeout(commitRetryTimeout).build())
+        .endpoints(endpoints(properties))
+        .errorProbe(StorageErrors::last);
+  }
+
+  /** The endpoints among catalog / Hadoop properties: catalog URI, metastore, storage endpoints, warehouse. */
+  static String endpoints(Map<String, String> properties) {
+    StringJoiner named = new StringJoiner(", ");
+    properties.forEach((key, value) -> {
+      String k = key.toLowerCase(Locale.ROOT);
+      boolean endpoint = k.equals("uri") || k.equals("warehouse") || k.endsWith("endpoint")
+          || k.equals("hive.metastore.uris");
+      if (endpoint && !Redaction.isSecret(key) && value != null && !value.isBlank()) {
+        named.add(key + "=" + Redaction.redactText(value));
+      }
+    });
+    return named.length() == 0 ? "local" : named.toString();
+  }
+
+  /** One line on commit retries, when there were any. */
+  static void report(PrintWriter out, JobResult result) {
+    if (result.commitRetries() > 0) {
+      out.printf("Commit retries: %d (%,d ms retrying)%n", result.commitRetries(),
+          result.commitRetryNanos() / 1_000_000);
+    }
+  }
+}
