@@ -184,6 +184,26 @@ class IcebergFlinkSinkIT {
     assertThat(audit.losses()).as("losses: %s", audit).isZero();
   }
 
+  /** Batch execution, no checkpoints: everything is committed once, at the end of the input. */
+  @Test
+  void batchJobWithoutCheckpointsCommitsOnceAtTheEnd() throws Exception {
+    String warehouse = dir.resolve("batch").toString();
+    String table = "db.batch";
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
+    env.setRuntimeMode(org.apache.flink.api.common.RuntimeExecutionMode.BATCH);
+    env.setParallelism(3);
+    TestJobs.boundedRows(env, "batch", 0, 5_000, 0, 3)
+        .sinkTo(sink(warehouse, table, "batch")).uid("lakecommit-sink");
+    env.execute("batch");
+    TestJobs.Audit audit = audit(warehouse, table, TestJobs.range(0, 5_000));
+    assertThat(audit.duplicates()).isZero();
+    assertThat(audit.losses()).isZero();
+    Table t = load(warehouse, table);
+    assertThat(t.snapshots()).hasSize(1);
+    assertThat(t.currentSnapshot().summary()).containsEntry(CommitId.JOB_ID_KEY, "db.batch-batch")
+        .containsEntry(CommitId.CHECKPOINT_ID_KEY, "1");
+  }
+
   /** The README's job, run as it is printed there. */
   @Test
   void readmeExampleWritesItsRows() throws Exception {

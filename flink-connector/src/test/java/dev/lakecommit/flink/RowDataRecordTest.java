@@ -11,7 +11,6 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.List;
 import java.util.Map;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericArrayData;
@@ -99,8 +98,8 @@ class RowDataRecordTest {
     assertThat(record.get(7, LocalDateTime.class)).isEqualTo(local);
     assertThat(record.get(8, OffsetDateTime.class)).isEqualTo(OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
     assertThat(record.get(9, ByteBuffer.class)).isEqualTo(ByteBuffer.wrap(new byte[] {1, 2, 3}));
-    assertThat(record.get(10, List.class)).containsExactly("a", null);
-    assertThat(record.get(11, Map.class)).containsExactly(Map.entry("k", 1.5d));
+    assertThat(record.get(10)).isEqualTo(java.util.Arrays.asList("a", null));
+    assertThat(record.get(11)).isEqualTo(Map.of("k", 1.5d));
     GenericRecord nested = GenericRecord.create(SCHEMA.findField("nested").type().asStructType());
     nested.set(0, 9);
     assertThat(record.get(12, Record.class)).isEqualTo(nested);
