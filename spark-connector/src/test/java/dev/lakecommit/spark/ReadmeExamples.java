@@ -1,0 +1,42 @@
+package dev.lakecommit.spark;
+
+import dev.lakecommit.hive.HiveSinkConfig;
+import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.apache.spark.sql.types.StructType;
+
+/** The README's Spark examples, kept here so that they compile with every build. Not run. */
+final class ReadmeExamples {
+  private ReadmeExamples() {}
+
+  static void batch(SparkSession spark) {
+    // README: Spark batch job
+    Dataset<Row> orders = spark.read().parquet("s3a://landing/orders/2026-11-30/");
+    WriteResult result = LakecommitSpark.write(orders)
+        .iceberg(() -> IcebergSinkConfig.builder()
+            .catalogProperties(Map.of("type", "rest", "uri", "https://catalog.example.com"))
+            .table("sales.orders")
+            .build())
+        .writeId("orders-2026-11-30")          // the same id again commits nothing
+        .save();
+    System.out.println(result.status() + ": " + result.records() + " rows");
+  }
+
+  static void streaming(SparkSession spark, StructType schema) throws Exception {
+    // README: Spark foreachBatch job
+    StreamingQuery query = spark.readStream().schema(schema).json("s3a://landing/events/")
+        .writeStream()
+        .foreachBatch(LakecommitSpark.foreachBatch()
+            .hive(() -> HiveSinkConfig.builder()
+                .metastoreUri("thrift://metastore:9083")
+                .table("lake.events")
+                .build()))
+        .option("checkpointLocation", "s3a://lake/checkpoints/events")
+        .start();
+    query.awaitTermination();
+  }
+}
