@@ -88,7 +88,7 @@ class IcebergFlinkSinkIT {
       long from = run * 1_000_000L;
       String name = "bounded-" + run;
       StreamExecutionEnvironment env = TestJobs.environment(parallelism, 0);
-      TestJobs.boundedRows(env, name, from, rows, rateLimited ? 1_500 : 0, parallelism)
+      TestJobs.boundedRows(env, name, from, rows, rateLimited ? 600 : 0, parallelism)
           .sinkTo(sink(warehouse, table, "bounded")).uid("lakecommit-sink");
       env.execute(name);
       expected.addAll(TestJobs.range(from, rows));
