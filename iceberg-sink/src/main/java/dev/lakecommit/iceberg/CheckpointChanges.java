@@ -4,31 +4,55 @@ import dev.lakecommit.core.CommitId;
 import java.util.List;
 import java.util.Objects;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.ManifestFile;
 
 /**
- * Everything one checkpoint adds to a table: data files to add one by one, and manifests (written by the writers
- * or the committer) to append whole.
+ * Everything one commit adds to a table: data files to add one by one, manifests (written by the writers or the
+ * committer) to append whole, and delete files (upserts). Usually one checkpoint; a coalesced commit covers
+ * several pending append checkpoints and carries the newest one's id.
  *
- * @param commitId the job and checkpoint
+ * @param commitId the job and the (newest) checkpoint
+ * @param checkpoints the checkpoints covered, ascending; the last is {@code commitId}'s
  * @param dataFiles files to add one by one
+ * @param deleteFiles delete files of a row delta
  * @param manifests manifests to append as they are (snapshot id unassigned)
- * @param writers how many writers contributed
+ * @param writers how many writer manifests contributed
  * @param records rows added
  * @param bytes bytes added
  */
 record CheckpointChanges(
-    CommitId commitId, List<DataFile> dataFiles, List<ManifestFile> manifests, int writers, long records,
-    long bytes) {
+    CommitId commitId, List<Long> checkpoints, List<DataFile> dataFiles, List<DeleteFile> deleteFiles,
+    List<ManifestFile> manifests, int writers, long records, long bytes) {
 
   CheckpointChanges {
     Objects.requireNonNull(commitId, "commitId");
+    checkpoints = List.copyOf(checkpoints);
+    if (checkpoints.isEmpty() || checkpoints.get(checkpoints.size() - 1) != commitId.checkpointId()) {
+      throw new IllegalArgumentException("Covered checkpoints " + checkpoints + " must end with " + commitId);
+    }
     dataFiles = List.copyOf(dataFiles);
+    deleteFiles = List.copyOf(deleteFiles);
     manifests = List.copyOf(manifests);
   }
 
+  /** The changes of one checkpoint without delete files. */
+  CheckpointChanges(CommitId commitId, List<DataFile> dataFiles, List<ManifestFile> manifests, int writers,
+      long records, long bytes) {
+    this(commitId, List.of(commitId.checkpointId()), dataFiles, List.of(), manifests, writers, records, bytes);
+  }
+
+  /** The oldest checkpoint covered. */
+  long firstCheckpointId() {
+    return checkpoints.get(0);
+  }
+
+  boolean coalesced() {
+    return checkpoints.size() > 1;
+  }
+
   int fileCount() {
-    int count = dataFiles.size();
+    int count = dataFiles.size() + deleteFiles.size();
     for (ManifestFile manifest : manifests) {
       Integer added = manifest.addedFilesCount();
       count += added == null ? 0 : added;

@@ -6,6 +6,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.staging.StagedFile;
+import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -13,21 +14,34 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.exceptions.RuntimeIOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Combines writers' manifests into one {@link IcebergCommittable} per checkpoint and commits it as one snapshot. */
+/**
+ * Combines writers' manifests into one {@link IcebergCommittable} per checkpoint and commits it as one snapshot;
+ * optionally coalesces several pending append checkpoints into one snapshot.
+ */
 final class IcebergAggregatedCommitter
     implements SinkAggregatedCommitter<StagingManifest, IcebergCommittable>, SupportsCommitLookup {
+  private static final Logger LOG = LoggerFactory.getLogger(IcebergAggregatedCommitter.class);
+
   private final TableCommitter committer;
   private final Table table;
+  private final StagingLayout layout;
+  private final boolean coalesce;
 
-  IcebergAggregatedCommitter(TableCommitter committer, Table table) {
+  IcebergAggregatedCommitter(TableCommitter committer, Table table, StagingLayout layout, boolean coalesce) {
     this.committer = committer;
     this.table = table;
+    this.layout = layout;
+    this.coalesce = coalesce;
   }
 
   @Override
@@ -37,49 +51,131 @@ final class IcebergAggregatedCommitter
     return new IcebergCommittable(commitId, sorted);
   }
 
+  /**
+   * With coalescing on: the oldest pending append checkpoints, up to the first one that stages deletes, as one
+   * commit carrying the newest one's id. Otherwise the oldest alone.
+   */
+  @Override
+  public IcebergCommittable coalesce(List<IcebergCommittable> pending) {
+    if (!coalesce || pending.size() < 2) {
+      return pending.get(0);
+    }
+    List<StagingManifest> merged = new ArrayList<>();
+    int taken = 0;
+    for (IcebergCommittable committable : pending) {
+      if (committable.manifests().stream().anyMatch(m -> !m.deleteFiles().isEmpty())) {
+        break;
+      }
+      merged.addAll(committable.manifests());
+      taken++;
+    }
+    if (taken < 2) {
+      return pending.get(0);
+    }
+    IcebergCommittable newest = pending.get(taken - 1);
+    LOG.info("Coalescing {} pending checkpoints ({} to {}) of job {} into one commit", taken,
+        pending.get(0).firstCheckpointId(), newest.commitId().checkpointId(), newest.commitId().jobId());
+    return new IcebergCommittable(newest.commitId(), merged, pending.get(0).firstCheckpointId());
+  }
+
   @Override
   public CommitOutcome commit(IcebergCommittable committable) {
-    CheckpointChanges changes;
+    IcebergCommittable remaining = committable;
+    while (true) {
+      try {
+        return commitOnce(remaining);
+      } catch (PartiallyCommittedException e) {
+        // Some covered checkpoints are in the table already: commit the others, still as one snapshot.
+        long upTo = e.committedUpTo();
+        List<StagingManifest> rest =
+            remaining.manifests().stream().filter(m -> m.checkpointId() > upTo).toList();
+        long first = rest.stream().mapToLong(StagingManifest::checkpointId).min()
+            .orElse(remaining.commitId().checkpointId());
+        LOG.info("Table {} holds job {} up to checkpoint {} ({}); committing checkpoints {} to {} as one snapshot",
+            table.name(), remaining.commitId().jobId(), upTo, e.getMessage(), first,
+            remaining.commitId().checkpointId());
+        remaining = new IcebergCommittable(remaining.commitId(), rest, first);
+      }
+    }
+  }
+
+  private CommitOutcome commitOnce(IcebergCommittable committable) {
+    Planned planned;
     try {
-      changes = changes(committable);
+      planned = plan(committable);
     } catch (IllegalArgumentException e) {
       return CommitOutcome.fatal(new IllegalStateException(String.format(
           "Cannot commit %s to table %s: %s", committable.commitId(), table.name(), e.getMessage()), e));
+    } catch (RuntimeException e) {
+      return CommitOutcome.retryable(e);
     }
-    return committer.commit(changes);
+    CommitOutcome outcome;
+    try {
+      outcome = committer.commit(planned.changes());
+    } catch (RuntimeException e) {
+      CommitterManifests.discard(table, planned.written());
+      throw e;
+    }
+    boolean mayBeReferenced = outcome instanceof CommitOutcome.Committed || outcome instanceof CommitOutcome.Unknown;
+    if (!mayBeReferenced) {
+      CommitterManifests.discard(table, planned.written());
+    }
+    return outcome;
   }
 
-  private CheckpointChanges changes(IcebergCommittable committable) {
+  /** What to commit, and the manifests written for it by the committer (to delete if they stay unused). */
+  private record Planned(CheckpointChanges changes, List<ManifestFile> written) {}
+
+  private Planned plan(IcebergCommittable committable) {
     List<DataFile> files = new ArrayList<>();
+    List<DeleteFile> deletes = new ArrayList<>();
     List<ManifestFile> manifests = new ArrayList<>();
-    Map<Integer, PartitionSpec> specs = table.specs();
+    TreeSet<Long> checkpoints = new TreeSet<>();
+    checkpoints.add(committable.commitId().checkpointId());
     for (StagingManifest manifest : committable.manifests()) {
+      checkpoints.add(manifest.checkpointId());
       if (manifest.icebergManifest().isPresent()) {
         manifests.add(manifest.icebergManifest().get().manifestFile());
-        continue;
+      } else {
+        for (StagedFile file : manifest.files()) {
+          files.add(file.toDataFile(spec(file)));
+        }
       }
-      for (StagedFile file : manifest.files()) {
-        PartitionSpec spec = specs.get(file.specId());
-        if (spec == null) {
-          table.refresh();
-          specs = table.specs();
-          spec = specs.get(file.specId());
-        }
-        if (spec == null) {
-          throw new IllegalArgumentException("staged file " + file.path() + " has unknown partition spec id "
-              + file.specId());
-        }
-        files.add(file.toDataFile(spec));
+      for (StagedFile file : manifest.deleteFiles()) {
+        deletes.add(file.toDeleteFile(spec(file)));
       }
     }
-    return new CheckpointChanges(committable.commitId(), files, manifests, committable.manifests().size(),
-        committable.recordCount(), committable.totalBytes());
+    List<ManifestFile> written = List.of();
+    if (committer.mode() == CommitMode.APPEND && !files.isEmpty() && CommitterManifests.supported(table)) {
+      written = CommitterManifests.write(table, layout, committable.commitId(), files);
+      manifests.addAll(written);
+      files.clear();
+    }
+    CheckpointChanges changes = new CheckpointChanges(committable.commitId(), List.copyOf(checkpoints), files,
+        deletes, manifests, committable.manifests().size(), committable.recordCount(), committable.totalBytes());
+    return new Planned(changes, written);
+  }
+
+  private PartitionSpec spec(StagedFile file) {
+    Map<Integer, PartitionSpec> specs = table.specs();
+    PartitionSpec spec = specs.get(file.specId());
+    if (spec == null) {
+      table.refresh();
+      spec = table.specs().get(file.specId());
+    }
+    if (spec == null) {
+      throw new IllegalArgumentException("staged file " + file.path() + " has unknown partition spec id "
+          + file.specId());
+    }
+    return spec;
   }
 
   @Override
   public void abort(IcebergCommittable committable) {
     for (StagingManifest manifest : committable.manifests()) {
-      for (StagedFile file : manifest.files()) {
+      List<StagedFile> staged = new ArrayList<>(manifest.files());
+      staged.addAll(manifest.deleteFiles());
+      for (StagedFile file : staged) {
         try {
           table.io().deleteFile(file.path());
         } catch (RuntimeIOException e) {

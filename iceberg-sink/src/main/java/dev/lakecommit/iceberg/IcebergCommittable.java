@@ -16,23 +16,43 @@ import java.util.Objects;
 
 /**
  * The combined commit of one checkpoint: every writer's staging manifest. Persisted in the checkpoint until the
- * commit is done, so it holds references and statistics only.
+ * commit is done, so it holds references and statistics only. A coalesced commit (several pending append
+ * checkpoints committed as one snapshot) covers the checkpoints {@code firstCheckpointId} to {@code commitId}'s.
  *
- * @param commitId the job and checkpoint
- * @param manifests one manifest per writer that staged files, in writer order
+ * @param commitId the job and the (newest) checkpoint
+ * @param manifests one manifest per writer that staged files, in checkpoint and writer order
+ * @param firstCheckpointId the oldest checkpoint covered; {@code commitId}'s unless coalesced
  */
-public record IcebergCommittable(CommitId commitId, List<StagingManifest> manifests) {
+public record IcebergCommittable(CommitId commitId, List<StagingManifest> manifests, long firstCheckpointId) {
 
   public IcebergCommittable {
     Objects.requireNonNull(commitId, "commitId");
     manifests = List.copyOf(manifests);
+    if (firstCheckpointId < 1 || firstCheckpointId > commitId.checkpointId()) {
+      throw new IllegalArgumentException(String.format(
+          "Invalid first checkpoint %s of %s (must be in [1, %s])", firstCheckpointId, commitId,
+          commitId.checkpointId()));
+    }
     for (StagingManifest manifest : manifests) {
-      if (!manifest.commitId().equals(commitId)) {
+      boolean inRange = manifest.jobId().equals(commitId.jobId()) && manifest.checkpointId() >= firstCheckpointId
+          && manifest.checkpointId() <= commitId.checkpointId();
+      if (!inRange) {
         throw new IllegalArgumentException(String.format(
-            "Manifest of writer %s belongs to %s, not to %s", manifest.writerIndex(), manifest.commitId(),
-            commitId));
+            "Manifest of writer %s belongs to %s, not to %s%s", manifest.writerIndex(), manifest.commitId(),
+            commitId, firstCheckpointId == commitId.checkpointId() ? "" : " (coalesced from " + firstCheckpointId
+                + ")"));
       }
     }
+  }
+
+  /** The commit of one checkpoint. */
+  public IcebergCommittable(CommitId commitId, List<StagingManifest> manifests) {
+    this(commitId, manifests, commitId.checkpointId());
+  }
+
+  /** Whether this commit covers more than one checkpoint. */
+  public boolean coalesced() {
+    return firstCheckpointId < commitId.checkpointId();
   }
 
   public long recordCount() {
@@ -44,12 +64,15 @@ public record IcebergCommittable(CommitId commitId, List<StagingManifest> manife
   }
 
   public int fileCount() {
-    return manifests.stream().mapToInt(m -> m.files().size()).sum();
+    return manifests.stream().mapToInt(m -> m.files().size() + m.deleteFiles().size()).sum();
   }
 
-  /** Version 1: job id, checkpoint id, manifest count, then each manifest with its own versioned serializer. */
+  /**
+   * Version 1: job id, checkpoint id, manifest count, then each manifest with its own versioned serializer.
+   * Version 2 appends the first checkpoint covered; version 1 bytes read as a commit of one checkpoint.
+   */
   public static final class Serializer implements SimpleVersionedSerializer<IcebergCommittable> {
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
     private final StagingManifestSerializer manifests = new StagingManifestSerializer();
 
     @Override
@@ -67,13 +90,14 @@ public record IcebergCommittable(CommitId commitId, List<StagingManifest> manife
         for (StagingManifest manifest : value.manifests()) {
           VersionedSerialization.write(manifests, manifest, out);
         }
+        out.writeLong(value.firstCheckpointId());
       }
       return bytes.toByteArray();
     }
 
     @Override
     public IcebergCommittable deserialize(int version, byte[] serialized) throws IOException {
-      if (version != VERSION) {
+      if (version != 1 && version != 2) {
         throw VersionedSerialization.unknownVersion("IcebergCommittable", version);
       }
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
@@ -86,7 +110,15 @@ public record IcebergCommittable(CommitId commitId, List<StagingManifest> manife
         for (int i = 0; i < count; i++) {
           list.add(VersionedSerialization.read(manifests, in));
         }
-        return new IcebergCommittable(id, list);
+        long first = version == 1 ? id.checkpointId() : in.readLong();
+        if (in.available() > 0) {
+          throw new IOException("Corrupt IcebergCommittable of " + id + ": " + in.available() + " trailing bytes");
+        }
+        try {
+          return new IcebergCommittable(id, list, first);
+        } catch (IllegalArgumentException e) {
+          throw new IOException("Corrupt IcebergCommittable: " + e.getMessage(), e);
+        }
       }
     }
   }

@@ -30,7 +30,9 @@ import org.apache.iceberg.data.Record;
  * Writes to an Iceberg table, one snapshot per checkpoint, exactly once. Writers stage Parquet files straight
  * into the table's data location (invisible until a snapshot references them) under a per-job, per-checkpoint
  * prefix; the one aggregated committer adds all writers' files of a checkpoint in one snapshot whose summary and
- * the table's {@code lakecommit.committed.<job-id>} property say which checkpoint it is.
+ * the table's {@code lakecommit.committed.<job-id>} property say which checkpoint it is. In
+ * {@link CommitMode#UPSERT} the writers also stage equality and position deletes, each checkpoint is one row
+ * delta, and records must be routed by key ({@link #keyRouter()}).
  *
  * <p>Building the sink loads the catalog and the table, and creates or checks the table: bad configuration fails
  * here, before any data is written.
@@ -47,6 +49,7 @@ public final class IcebergSink<IN>
   private final Table table;
   private final StagingLayout layout;
   private final InputConverter<IN> converter;
+  private final ThreadLocal<UpsertKey> routingKey;
   private boolean idempotencyCheck = true;
 
   private IcebergSink(IcebergSinkConfig config, Catalog catalog, Table table, InputConverter<IN> converter) {
@@ -55,6 +58,12 @@ public final class IcebergSink<IN>
     this.table = table;
     this.layout = StagingLayout.under(stagingRoot(table));
     this.converter = converter;
+    if (config.mode == CommitMode.UPSERT) {
+      UpsertKey.resolve(table, config.upsertKey); // fails before any data is written
+      this.routingKey = ThreadLocal.withInitial(() -> UpsertKey.resolve(table, config.upsertKey));
+    } else {
+      this.routingKey = null;
+    }
   }
 
   /** Where the sink stages files of a table: {@code <data location>/lakecommit/<job-id>/ckpt-<id>/...}. */
@@ -100,8 +109,26 @@ public final class IcebergSink<IN>
     return this;
   }
 
+  /**
+   * Chooses the writer of a record by its upsert key, for the runtime's router
+   * ({@code StandaloneJob.builder(sink, source).router(sink.keyRouter())}): in {@link CommitMode#UPSERT} every
+   * record of a key must reach the same writer, and the upsert writers refuse records of keys they do not own.
+   * The choice depends only on the key's values, so it is the same after a restart. Thread-safe.
+   *
+   * @throws IllegalStateException if the sink is not in upsert mode
+   */
+  public java.util.function.ToIntBiFunction<IN, Integer> keyRouter() {
+    if (routingKey == null) {
+      throw new IllegalStateException("keyRouter() routes upserts by key; mode is " + config.mode);
+    }
+    return (input, writers) -> routingKey.get().writerOf(converter.convert(input), writers);
+  }
+
   @Override
   public SinkWriter<IN, StagingManifest, StagingWriterState> createWriter(WriterContext context) {
+    if (config.mode == CommitMode.UPSERT) {
+      return new UpsertWriter<>(table, layout, config, converter, context);
+    }
     return StagingWriter.create(writerConfig(), converter, context);
   }
 
@@ -121,9 +148,10 @@ public final class IcebergSink<IN>
     if (config.targetFileSizeBytes > 0) {
       builder.targetFileSizeBytes(config.targetFileSizeBytes);
     }
-    if (config.writeManifests && config.mode == CommitMode.APPEND) {
-      builder.writeIcebergManifests(
-          ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion());
+    int formatVersion = ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion();
+    // v1 manifests carry the committing snapshot's id, so they cannot be written ahead: v1 tables get files added.
+    if (config.writeManifests && config.mode == CommitMode.APPEND && formatVersion >= 2) {
+      builder.writeIcebergManifests(formatVersion);
     }
     return builder.build();
   }
@@ -142,7 +170,8 @@ public final class IcebergSink<IN>
   public SinkAggregatedCommitter<StagingManifest, IcebergCommittable> createAggregatedCommitter() {
     TableCommitter committer = new TableCommitter(catalog, config.table, config.mode, config.overwriteFilter,
         config.branch, config.metrics).idempotencyCheck(idempotencyCheck);
-    return new IcebergAggregatedCommitter(committer, table);
+    return new IcebergAggregatedCommitter(committer, table, layout, config.mode == CommitMode.APPEND
+        && config.coalescePendingAppends);
   }
 
   @Override

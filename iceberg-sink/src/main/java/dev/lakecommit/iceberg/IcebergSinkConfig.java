@@ -39,6 +39,8 @@ public final class IcebergSinkConfig {
   final long maxRowsPerFile;
   final int maxOpenFiles;
   final boolean writeManifests;
+  final List<String> upsertKey;
+  final boolean coalescePendingAppends;
   final CommitMetrics metrics;
 
   private IcebergSinkConfig(Builder builder) {
@@ -57,6 +59,8 @@ public final class IcebergSinkConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.writeManifests = builder.writeManifests;
+    this.upsertKey = List.copyOf(builder.upsertKey);
+    this.coalescePendingAppends = builder.coalescePendingAppends;
     this.metrics = builder.metrics;
   }
 
@@ -93,6 +97,8 @@ public final class IcebergSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private boolean writeManifests = true;
+    private List<String> upsertKey = List.of();
+    private boolean coalescePendingAppends;
     private CommitMetrics metrics = CommitMetrics.NONE;
 
     private Builder() {}
@@ -193,10 +199,36 @@ public final class IcebergSinkConfig {
     /**
      * Whether each writer writes an Iceberg manifest of its files per checkpoint, so that the commit appends
      * manifests instead of adding files one by one (default true; the commit time then does not grow with the
-     * number of files).
+     * number of files). When false, the committer writes one manifest per checkpoint (and partition spec) itself
+     * and appends it; a manifest of an attempt that did not commit is deleted. Append mode on format v2+ tables
+     * only: overwrites and upserts add files, v1 tables too (their manifests carry snapshot ids).
      */
     public Builder writeManifests(boolean write) {
       this.writeManifests = write;
+      return this;
+    }
+
+    /**
+     * The key columns of {@link CommitMode#UPSERT} (top-level, required, primitive; they must include the source
+     * columns of the partition spec). Without it the table's identifier fields are the key. A table the sink
+     * creates gets them as its identifier fields.
+     */
+    public Builder upsertKey(List<String> columns) {
+      check(columns != null && !columns.isEmpty() && columns.stream().noneMatch(c -> c == null || c.isBlank()),
+          "Invalid upsertKey: %s (name one or more columns)", columns);
+      check(new java.util.HashSet<>(columns).size() == columns.size(), "Invalid upsertKey: %s (repeats a column)",
+          columns);
+      this.upsertKey = List.copyOf(columns);
+      return this;
+    }
+
+    /**
+     * When several append-mode checkpoints are pending at once (after a restore, or a backlog of failed commits),
+     * commit them as one snapshot whose checkpoint id is the newest of them; its summary names the range. Default
+     * off: one snapshot per checkpoint, oldest first. Overwrite and upsert checkpoints are never coalesced.
+     */
+    public Builder coalescePendingAppends(boolean coalesce) {
+      this.coalescePendingAppends = coalesce;
       return this;
     }
 
@@ -216,6 +248,8 @@ public final class IcebergSinkConfig {
           String.join(", ", CATALOG_TYPES));
       check(mode != CommitMode.OVERWRITE_BY_FILTER || overwriteFilter != null,
           "Missing overwrite filter: mode OVERWRITE_BY_FILTER needs overwriteFilter(...)");
+      check(upsertKey.isEmpty() || mode == CommitMode.UPSERT,
+          "Invalid option: upsertKey %s is only used by mode UPSERT (mode is %s)", upsertKey, mode);
       return new IcebergSinkConfig(this);
     }
 

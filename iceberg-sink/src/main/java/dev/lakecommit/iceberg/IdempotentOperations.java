@@ -26,6 +26,7 @@ final class IdempotentOperations implements TableOperations {
 
   private final TableOperations delegate;
   private final CommitId commitId;
+  private final long firstCheckpointId;
   private final String branch;
   private final boolean check;
   private final AttemptHook hook;
@@ -34,8 +35,15 @@ final class IdempotentOperations implements TableOperations {
 
   IdempotentOperations(
       TableOperations delegate, CommitId commitId, String branch, boolean check, AttemptHook hook) {
+    this(delegate, commitId, commitId.checkpointId(), branch, check, hook);
+  }
+
+  /** For a coalesced commit of the checkpoints {@code firstCheckpointId} to {@code commitId}'s. */
+  IdempotentOperations(TableOperations delegate, CommitId commitId, long firstCheckpointId, String branch,
+      boolean check, AttemptHook hook) {
     this.delegate = delegate;
     this.commitId = commitId;
+    this.firstCheckpointId = firstCheckpointId;
     this.branch = branch;
     this.check = check;
     this.hook = hook;
@@ -57,6 +65,7 @@ final class IdempotentOperations implements TableOperations {
       if (found.isPresent()) {
         throw new AlreadyCommittedException(found.get());
       }
+      checkNoneCommitted(base, commitId, firstCheckpointId, branch);
     }
     hook.beforeAttempt(attempts);
     try {
@@ -64,6 +73,22 @@ final class IdempotentOperations implements TableOperations {
     } catch (CommitFailedException e) {
       conflicts++;
       throw e;
+    }
+  }
+
+  /**
+   * For a coalesced commit: fails with {@link PartiallyCommittedException} if the table holds any of the covered
+   * checkpoints (the caller has already checked that it does not hold the newest).
+   */
+  static void checkNoneCommitted(TableMetadata base, CommitId commitId, long firstCheckpointId, String branch) {
+    if (firstCheckpointId >= commitId.checkpointId()) {
+      return;
+    }
+    Optional<String> some =
+        Watermarks.findCommitted(base, new CommitId(commitId.jobId(), firstCheckpointId), branch);
+    if (some.isPresent()) {
+      throw new PartiallyCommittedException(
+          Watermarks.committedUpTo(base, commitId.jobId(), branch).orElse(firstCheckpointId), some.get());
     }
   }
 

@@ -10,6 +10,7 @@ import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.ReplacePartitions;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.SnapshotRef;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
@@ -37,6 +38,8 @@ import org.slf4j.LoggerFactory;
 final class TableCommitter {
   private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
   static final String WRITERS_KEY = "lakecommit.writers";
+  /** Summary of a coalesced snapshot: the checkpoints it covers, oldest first (comma-separated). */
+  static final String COALESCED_KEY = "lakecommit.coalesced-checkpoints";
 
   private final Catalog catalog;
   private final TableIdentifier identifier;
@@ -69,10 +72,20 @@ final class TableCommitter {
     return this;
   }
 
+  CommitMode mode() {
+    return mode;
+  }
+
   String branch() {
     return branch;
   }
 
+  /**
+   * Commits the changes as one snapshot, or finds them already committed.
+   *
+   * @throws PartiallyCommittedException for a coalesced commit of which the table holds some checkpoints: commit
+   *     the remaining ones instead
+   */
   CommitOutcome commit(CheckpointChanges changes) {
     CommitId id = changes.commitId();
     long start = System.nanoTime();
@@ -91,8 +104,10 @@ final class TableCommitter {
       if (found.isPresent()) {
         return skipped(id, found.get(), 0);
       }
+      IdempotentOperations.checkNoneCommitted(ops.current(), id, changes.firstCheckpointId(), branch);
     }
-    IdempotentOperations guarded = new IdempotentOperations(ops, id, branch, idempotencyCheck, hook);
+    IdempotentOperations guarded =
+        new IdempotentOperations(ops, id, changes.firstCheckpointId(), branch, idempotencyCheck, hook);
     try {
       Transaction txn = Transactions.newTransaction(table.name(), guarded);
       apply(txn, changes);
@@ -108,6 +123,8 @@ final class TableCommitter {
       return CommitOutcome.committed("snapshot " + snapshotId);
     } catch (AlreadyCommittedException e) {
       return skipped(id, e.getMessage(), guarded.conflicts());
+    } catch (PartiallyCommittedException e) {
+      throw e;
     } catch (ForbiddenException | NotAuthorizedException | NoSuchTableException | ValidationException
         | IllegalArgumentException e) {
       return CommitOutcome.fatal(failure(id, e));
@@ -149,11 +166,22 @@ final class TableCommitter {
         allFiles(txn, changes).forEach(overwrite::addFile);
         update = overwrite;
       }
+      case UPSERT -> {
+        // One row delta: the new rows and the deletes that replace older rows of their keys become visible
+        // together; equality deletes get this snapshot's sequence number and so apply to older data only.
+        RowDelta delta = txn.newRowDelta();
+        allFiles(txn, changes).forEach(delta::addRows);
+        changes.deleteFiles().forEach(delta::addDeletes);
+        update = delta;
+      }
       default -> throw new IllegalStateException("Unknown mode " + mode);
     }
     update.set(CommitId.JOB_ID_KEY, id.jobId().value());
     update.set(CommitId.CHECKPOINT_ID_KEY, Long.toString(id.checkpointId()));
     update.set(WRITERS_KEY, Integer.toString(changes.writers()));
+    if (changes.coalesced()) {
+      update.set(COALESCED_KEY, String.join(",", changes.checkpoints().stream().map(String::valueOf).toList()));
+    }
     if (!SnapshotRef.MAIN_BRANCH.equals(branch)) {
       update.toBranch(branch);
     }

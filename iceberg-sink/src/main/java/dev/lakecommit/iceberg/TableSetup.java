@@ -63,9 +63,28 @@ final class TableSetup {
         // created by another writer meanwhile
       }
     }
+    Schema schema = config.createSchema;
+    Map<String, String> properties = config.tableProperties;
+    if (config.mode == CommitMode.UPSERT) {
+      // Upserts need delete files (format v2) and a key; the key becomes the table's identifier fields.
+      properties = new java.util.HashMap<>(properties);
+      properties.putIfAbsent("format-version", "2");
+      if (!config.upsertKey.isEmpty()) {
+        java.util.Set<Integer> ids = new java.util.HashSet<>();
+        for (String column : config.upsertKey) {
+          Types.NestedField field = schema.asStruct().field(column);
+          if (field == null || field.isOptional() || !field.type().isPrimitiveType()) {
+            throw new IllegalArgumentException(String.format(
+                "Invalid upsertKey: '%s' is not a required primitive top-level column of the table schema", column));
+          }
+          ids.add(field.fieldId());
+        }
+        schema = new Schema(schema.columns(), ids);
+      }
+    }
     try {
-      Table table = catalog.createTable(config.table, config.createSchema,
-          PartitionSpecs.parse(config.createSchema, config.partitionBy), config.tableProperties);
+      Table table = catalog.createTable(config.table, schema,
+          PartitionSpecs.parse(schema, config.partitionBy), properties);
       LOG.info("Created table {} partitioned by {}", config.table, config.partitionBy);
       return table;
     } catch (AlreadyExistsException raced) {

@@ -35,6 +35,23 @@ final class Watermarks {
   }
 
   /**
+   * The newest checkpoint of the job that the table shows as committed: the watermark, or the checkpoint of the
+   * branch head if this job committed it and it is newer; empty if neither.
+   */
+  static OptionalLong committedUpTo(TableMetadata metadata, JobId jobId, String branch) {
+    long upTo = watermark(metadata, jobId).orElse(-1);
+    SnapshotRef ref = metadata.ref(branch);
+    Snapshot head = ref == null ? null : metadata.snapshot(ref.snapshotId());
+    if (head != null && head.summary() != null && jobId.value().equals(head.summary().get(CommitId.JOB_ID_KEY))) {
+      String checkpoint = head.summary().get(CommitId.CHECKPOINT_ID_KEY);
+      if (checkpoint != null) {
+        upTo = Math.max(upTo, Long.parseLong(checkpoint));
+      }
+    }
+    return upTo < 0 ? OptionalLong.empty() : OptionalLong.of(upTo);
+  }
+
+  /**
    * Where the table shows that the commit is in it, or empty if it is not: the watermark is at or above the
    * checkpoint, or the head of the branch was committed by this job at or above it.
    */

@@ -20,7 +20,7 @@ import org.apache.iceberg.Metrics;
 import org.apache.iceberg.PartitionSpec;
 import org.junit.jupiter.api.Test;
 
-/** The combined commit of a checkpoint round-trips, and its version-1 bytes stay readable. */
+/** The combined commit of a checkpoint round-trips, and the bytes of every version stay readable. */
 class IcebergCommittableTest {
   private static final JobId JOB = JobId.of("orders-ingest");
   private static final PartitionSpec SPEC =
@@ -46,12 +46,35 @@ class IcebergCommittableTest {
   @Test
   void version1BytesStayReadable() throws IOException {
     IcebergCommittable.Serializer serializer = new IcebergCommittable.Serializer();
+    try (var in = getClass().getResourceAsStream("/compat/iceberg-committable-v1.bin")) {
+      assertThat(in).isNotNull();
+      assertThat(VersionedSerialization.fromBytes(serializer, in.readAllBytes())).isEqualTo(sample());
+    }
+  }
+
+  @Test
+  void version2BytesStayReadableAndAreStillWritten() throws IOException {
+    IcebergCommittable.Serializer serializer = new IcebergCommittable.Serializer();
     byte[] current = VersionedSerialization.toBytes(serializer, sample());
-    byte[] stored = GoldenFiles.load(getClass(), "iceberg-committable-v1.bin", current);
+    byte[] stored = GoldenFiles.load(getClass(), "iceberg-committable-v2.bin", current);
 
     assertThat(VersionedSerialization.fromBytes(serializer, current)).isEqualTo(sample());
     assertThat(VersionedSerialization.fromBytes(serializer, stored)).isEqualTo(sample());
     assertThat(current).isEqualTo(stored);
+  }
+
+  @Test
+  void aCoalescedCommitKeepsItsRange() throws IOException {
+    StagingManifest older = new StagingManifest(JOB, 5, 0, 2, sample().manifests().get(0).files());
+    IcebergCommittable coalesced =
+        new IcebergCommittable(new CommitId(JOB, 7), List.of(older, sample().manifests().get(1)), 5);
+    IcebergCommittable.Serializer serializer = new IcebergCommittable.Serializer();
+
+    assertThat(coalesced.coalesced()).isTrue();
+    assertThat(VersionedSerialization.fromBytes(serializer, VersionedSerialization.toBytes(serializer, coalesced)))
+        .isEqualTo(coalesced);
+    assertThatThrownBy(() -> new IcebergCommittable(new CommitId(JOB, 7), List.of(older), 6))
+        .hasMessageContaining("belongs to checkpoint 5 of job orders-ingest").hasMessageContaining("coalesced from 6");
   }
 
   @Test
@@ -66,7 +89,7 @@ class IcebergCommittableTest {
     StagingManifest other = sample().manifests().get(0);
     assertThatThrownBy(() -> new IcebergCommittable(new CommitId(JOB, 8), List.of(other)))
         .hasMessageContaining("belongs to checkpoint 7 of job orders-ingest, not to checkpoint 8");
-    assertThatThrownBy(() -> new IcebergCommittable.Serializer().deserialize(2, new byte[0]))
-        .hasMessageContaining("Unknown version 2 of IcebergCommittable");
+    assertThatThrownBy(() -> new IcebergCommittable.Serializer().deserialize(3, new byte[0]))
+        .hasMessageContaining("Unknown version 3 of IcebergCommittable");
   }
 }
