@@ -5,7 +5,11 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
@@ -32,6 +36,44 @@ final class BenchFiles {
       Thread thread = new Thread(runnable, prefix + "-" + count.getAndIncrement());
       thread.setDaemon(true);
       return thread;
+    };
+  }
+
+  /** An executor that runs each task on the submitting thread, before {@code submit} returns. */
+  static ExecutorService directExecutor() {
+    return new AbstractExecutorService() {
+      private volatile boolean shutdown;
+
+      @Override
+      public void execute(Runnable command) {
+        command.run();
+      }
+
+      @Override
+      public void shutdown() {
+        shutdown = true;
+      }
+
+      @Override
+      public List<Runnable> shutdownNow() {
+        shutdown = true;
+        return List.of();
+      }
+
+      @Override
+      public boolean isShutdown() {
+        return shutdown;
+      }
+
+      @Override
+      public boolean isTerminated() {
+        return shutdown;
+      }
+
+      @Override
+      public boolean awaitTermination(long timeout, TimeUnit unit) {
+        return true;
+      }
     };
   }
 

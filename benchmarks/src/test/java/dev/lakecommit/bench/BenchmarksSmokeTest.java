@@ -28,6 +28,8 @@ class BenchmarksSmokeTest {
   private static final String[][] TINY_PARAMS = {
     {"rows", "1000"},
     {"snapshots", "10"},
+    {"files", "100"},
+    {"partitions", "10"},
   };
 
   @Test
@@ -61,7 +63,7 @@ class BenchmarksSmokeTest {
           .as("score of %s %s", result.getParams().getBenchmark(), result.getParams().id())
           .isPositive();
     }
-    assertThat(seconds).as("smoke run time in seconds").isLessThan(120);
+    assertThat(seconds).as("smoke run time in seconds").isLessThan(90);
   }
 
   private static Set<String> declaredBenchmarks() throws Exception {

@@ -1,0 +1,127 @@
+package dev.lakecommit.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Turns JMH JSON results ({@code -rf json -rff file.json}) into the README's Markdown tables: per benchmark class
+ * and parameter combination, each variant's median over all measurement iterations, JMH's score ± error (99.9 %),
+ * and the ratio of its median to the median of the class's baseline measured in the same run.
+ *
+ * <pre>
+ * java -cp benchmarks/target/benchmarks.jar dev.lakecommit.bench.ResultsTable result.json [more.json ...]
+ * </pre>
+ */
+public final class ResultsTable {
+  /** The baseline variant of each benchmark class: ratios are variant ÷ baseline (medians). */
+  static final Map<String, String> BASELINES =
+      Map.of(
+          "StagingWriterBenchmark", "bareAppender",
+          "CommitLatencyBenchmark", "bareAppend",
+          "WatermarkLookupBenchmark", "ancestryWalk",
+          "HivePartitionCommitBenchmark", "addPartitionEach");
+
+  private ResultsTable() {}
+
+  /** One measured variant under one parameter combination. */
+  record Row(String benchmark, String variant, String params, double median, double score, double error,
+      String unit) {}
+
+  public static void main(String[] args) throws IOException {
+    if (args.length == 0) {
+      System.err.println("Usage: ResultsTable <jmh-result.json>...");
+      System.exit(2);
+    }
+    List<Row> rows = new ArrayList<>();
+    for (String file : args) {
+      rows.addAll(read(Path.of(file)));
+    }
+    System.out.print(render(rows));
+  }
+
+  static List<Row> read(Path file) throws IOException {
+    List<Row> rows = new ArrayList<>();
+    for (JsonNode result : new ObjectMapper().readTree(file.toFile())) {
+      String[] name = result.get("benchmark").asText().split("\\.");
+      JsonNode metric = result.get("primaryMetric");
+      List<Double> samples = new ArrayList<>();
+      for (JsonNode fork : metric.get("rawData")) {
+        fork.forEach(value -> samples.add(value.asDouble()));
+      }
+      rows.add(new Row(name[name.length - 2], name[name.length - 1], params(result.get("params")),
+          median(samples), metric.get("score").asDouble(), metric.get("scoreError").asDouble(),
+          metric.get("scoreUnit").asText()));
+    }
+    return rows;
+  }
+
+  static String render(List<Row> rows) {
+    Map<String, Map<String, List<Row>>> byClassAndParams = new LinkedHashMap<>();
+    for (Row row : rows) {
+      byClassAndParams.computeIfAbsent(row.benchmark(), k -> new LinkedHashMap<>())
+          .computeIfAbsent(row.params(), k -> new ArrayList<>()).add(row);
+    }
+    StringBuilder out = new StringBuilder();
+    byClassAndParams.forEach((benchmark, groups) -> {
+      String baseline = BASELINES.get(benchmark);
+      out.append("\n`").append(benchmark).append("` (ratio = median ÷ median of `").append(baseline)
+          .append("`, same params, same run)\n\n");
+      out.append("| params | variant | median | score ± error (99.9 %) | unit | ratio |\n");
+      out.append("|---|---|---|---|---|---|\n");
+      groups.forEach((params, group) -> {
+        Row base = group.stream().filter(r -> r.variant().equals(baseline)).findFirst().orElse(null);
+        for (Row row : group) {
+          String ratio = base == null || base.median() == 0 ? "–" : format(row.median() / base.median()) + "×";
+          out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s ± %s | %s | %s |%n", params, row.variant(),
+              format(row.median()), format(row.score()), format(row.error()), row.unit(), ratio));
+        }
+      });
+    });
+    return out.toString();
+  }
+
+  private static String params(JsonNode params) {
+    if (params == null) {
+      return "";
+    }
+    List<String> parts = new ArrayList<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = params.fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> entry = it.next();
+      parts.add(entry.getKey() + "=" + entry.getValue().asText());
+    }
+    return String.join(", ", parts);
+  }
+
+  static double median(List<Double> samples) {
+    double[] sorted = samples.stream().mapToDouble(Double::doubleValue).toArray();
+    Arrays.sort(sorted);
+    if (sorted.length == 0) {
+      return Double.NaN;
+    }
+    int mid = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  }
+
+  private static String format(double value) {
+    if (Double.isNaN(value)) {
+      return "NaN";
+    }
+    double abs = Math.abs(value);
+    if (abs >= 100) {
+      return String.format(Locale.ROOT, "%,.0f", value);
+    }
+    if (abs >= 1) {
+      return String.format(Locale.ROOT, "%.2f", value);
+    }
+    return String.format(Locale.ROOT, "%.3g", value);
+  }
+}
