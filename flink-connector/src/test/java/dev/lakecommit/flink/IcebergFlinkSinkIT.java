@@ -191,11 +191,11 @@ class IcebergFlinkSinkIT {
     String table = "db.batch";
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setRuntimeMode(org.apache.flink.api.common.RuntimeExecutionMode.BATCH);
-    env.setParallelism(3);
-    TestJobs.boundedRows(env, "batch", 0, 5_000, 0, 3)
+    env.setParallelism(2);
+    TestJobs.boundedRows(env, "batch", 0, 2_000, 0, 2)
         .sinkTo(sink(warehouse, table, "batch")).uid("lakecommit-sink");
     env.execute("batch");
-    TestJobs.Audit audit = audit(warehouse, table, TestJobs.range(0, 5_000));
+    TestJobs.Audit audit = audit(warehouse, table, TestJobs.range(0, 2_000));
     assertThat(audit.duplicates()).isZero();
     assertThat(audit.losses()).isZero();
     Table t = load(warehouse, table);
