@@ -105,7 +105,7 @@ class DriverKillIT {
   /** Polls (bounded) until the table has more than {@code known} snapshots or the driver exits. */
   private static long awaitMoreSnapshots(Map<String, String> catalog, String table, long known, Process driver,
       Path log) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofMinutes(4).toNanos();
+    long deadline = System.nanoTime() + Duration.ofMinutes(8).toNanos();
     while (System.nanoTime() < deadline) {
       long count = snapshotCount(catalog, table);
       if (count > known) {
@@ -117,8 +117,24 @@ class DriverKillIT {
       }
       Thread.sleep(100);
     }
-    throw new AssertionError("No new snapshot within 4 minutes; driver log:\n"
-        + Files.readString(log, StandardCharsets.UTF_8));
+    throw new AssertionError("No new snapshot within 8 minutes; driver log:\n"
+        + Files.readString(log, StandardCharsets.UTF_8) + "\nDriver threads:\n" + threadDump(driver));
+  }
+
+  /** The driver's threads, to tell a slow driver from a stuck one. */
+  private static String threadDump(Process driver) {
+    try {
+      Process jstack = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jstack").toString(),
+          Long.toString(driver.pid())).redirectErrorStream(true).start();
+      String dump = new String(jstack.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      jstack.waitFor(1, TimeUnit.MINUTES);
+      return dump;
+    } catch (IOException e) {
+      return "(no thread dump: " + e + ")";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "(interrupted)";
+    }
   }
 
   private static long snapshotCount(Map<String, String> catalog, String table) {
