@@ -60,6 +60,15 @@ class SerializersTest {
     assertThat(current).isEqualTo(stored);
   }
 
+  /** Bytes stored before an embedded format (a staging manifest, a target's commit) got a new version. */
+  private static <T> void checkStillReadable(SimpleVersionedSerializer<T> serializer, T value, String name)
+      throws IOException {
+    try (var in = SerializersTest.class.getResourceAsStream("/compat/" + name)) {
+      assertThat(in).as("stored bytes /compat/%s", name).isNotNull();
+      assertThat(VersionedSerialization.fromBytes(serializer, in.readAllBytes())).isEqualTo(value);
+    }
+  }
+
   @Test
   void writerStateVersion1() throws IOException {
     checkGolden(new WriterState.Serializer(), new WriterState(40, 7, new StagingWriterState(3, 47)),
@@ -70,22 +79,31 @@ class SerializersTest {
   void icebergCheckpointCommittableVersion1() throws IOException {
     CommitId id = new CommitId(JOB, 47);
     IcebergCommittable combined = new IcebergCommittable(id, List.of(manifest(47, 0), manifest(47, 1)));
-    checkGolden(new CheckpointCommittable.Serializer(Target.iceberg(SerializersTest::unused).committableSerializer()),
-        new CheckpointCommittable(7, id, combined), "flink-iceberg-checkpoint-committable-v1.bin");
+    CheckpointCommittable.Serializer serializer =
+        new CheckpointCommittable.Serializer(Target.iceberg(SerializersTest::unused).committableSerializer());
+    CheckpointCommittable value = new CheckpointCommittable(7, id, combined);
+    // The envelope's v1 around the current IcebergCommittable (v2, staging manifests v2) ...
+    checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v1-iceberg-v2.bin");
+    // ... and around the versions Flink states written before hold (IcebergCommittable v1, manifests v1).
+    checkStillReadable(serializer, value, "flink-iceberg-checkpoint-committable-v1.bin");
   }
 
   @Test
   void hiveCheckpointCommittableVersion1() throws IOException {
     CommitId id = new CommitId(JOB, 47);
     HiveCommittable combined = new HiveCommittable(id, List.of(manifest(47, 2)));
-    checkGolden(new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer())),
-        new CheckpointCommittable(7, id, combined), "flink-hive-checkpoint-committable-v1.bin");
+    CheckpointCommittable.Serializer serializer =
+        new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer()));
+    CheckpointCommittable value = new CheckpointCommittable(7, id, combined);
+    checkGolden(serializer, value, "flink-hive-checkpoint-committable-v1-staging-v2.bin");
+    checkStillReadable(serializer, value, "flink-hive-checkpoint-committable-v1.bin");
   }
 
   @Test
   void aggregatorStateVersion1() throws IOException {
-    checkGolden(new AggregatorState.Serializer(), new AggregatorState(40, 47, 7, List.of(manifest(48, 1))),
-        "flink-aggregator-state-v1.bin");
+    AggregatorState value = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)));
+    checkGolden(new AggregatorState.Serializer(), value, "flink-aggregator-state-v1-staging-v2.bin");
+    checkStillReadable(new AggregatorState.Serializer(), value, "flink-aggregator-state-v1.bin");
   }
 
   @Test
