@@ -72,11 +72,13 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Excluded: staging, creating and dropping the table, restoring the staged files, and the checks after each
  * operation (every partition registered with its file in place; Lakecommit's watermark recorded).
  *
- * <p>Run it (from the repository root):
+ * <p>Run it (from the repository root) on the plain classpath: in the shaded {@code benchmarks.jar} the metastore's
+ * DataNucleus cannot find its plugins (one {@code plugin.xml} per jar, merged away by shading).
  *
  * <pre>
- * mvn -q -T1 -pl benchmarks -am package -DskipTests
- * java -jar benchmarks/target/benchmarks.jar HivePartitionCommitBenchmark -f 1 -wi 3 -i 8
+ * mvn -q -T1 -pl benchmarks -am package dependency:build-classpath -Dmdep.outputFile=target/classpath.txt -DskipTests
+ * java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main \
+ *     HivePartitionCommitBenchmark -f 1 -wi 3 -i 8
  * </pre>
  */
 @BenchmarkMode(Mode.SingleShotTime)

@@ -30,6 +30,8 @@ class BenchmarksSmokeTest {
     {"snapshots", "10"},
     {"files", "100"},
     {"partitions", "10"},
+    // Two writers: both the writer and the commit benchmarks then run their multi-writer code paths, once each.
+    {"writers", "2"},
   };
 
   @Test
@@ -41,7 +43,8 @@ class BenchmarksSmokeTest {
         .warmupTime(TimeValue.milliseconds(100))
         .measurementIterations(1)
         .measurementTime(TimeValue.milliseconds(100))
-        .timeout(TimeValue.seconds(60))
+        // The first iteration of a benchmark also runs its trial setup (staging files, starting the metastore).
+        .timeout(TimeValue.minutes(5))
         .shouldFailOnError(true)
         .verbosity(VerboseMode.NORMAL);
     for (String[] param : TINY_PARAMS) {
@@ -63,7 +66,8 @@ class BenchmarksSmokeTest {
           .as("score of %s %s", result.getParams().getBenchmark(), result.getParams().id())
           .isPositive();
     }
-    assertThat(seconds).as("smoke run time in seconds").isLessThan(90);
+    // About 60-90 s on a quiet 2-core machine; the bound only catches a smoke run that grew into a measurement.
+    assertThat(seconds).as("smoke run time in seconds").isLessThan(300);
   }
 
   private static Set<String> declaredBenchmarks() throws Exception {
