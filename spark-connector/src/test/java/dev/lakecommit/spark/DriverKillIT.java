@@ -71,6 +71,8 @@ class DriverKillIT {
     assertThat(driver.exitValue()).as("final run exit code; log:%n%s", Files.readString(log)).isZero();
     assertThat(Files.readString(log)).contains("DONE");
 
+    System.out.printf("DriverKillIT: %d SIGKILLs of %d planned, %d files of %d rows, seed %d%n", killed, kills,
+        files, rowsPerFile, seed);
     assertThat(killed).as("SIGKILLs, seed %s", seed).isGreaterThanOrEqualTo(1);
     Table loaded = SparkTestSupport.load(catalog, table);
     List<Long> ids = icebergIds(loaded);
