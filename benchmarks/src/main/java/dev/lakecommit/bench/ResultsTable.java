@@ -33,8 +33,8 @@ public final class ResultsTable {
   private ResultsTable() {}
 
   /** One measured variant under one parameter combination. */
-  record Row(String benchmark, String variant, String params, double median, double score, double error,
-      String unit) {}
+  record Row(String run, String benchmark, String variant, String params, double median, double score,
+      double error, String unit) {}
 
   public static void main(String[] args) throws IOException {
     if (args.length == 0) {
@@ -57,7 +57,7 @@ public final class ResultsTable {
       for (JsonNode fork : metric.get("rawData")) {
         fork.forEach(value -> samples.add(value.asDouble()));
       }
-      rows.add(new Row(name[name.length - 2], name[name.length - 1], params(result.get("params")),
+      rows.add(new Row(file.getFileName().toString(), name[name.length - 2], name[name.length - 1], params(result.get("params")),
           median(samples), metric.get("score").asDouble(), metric.get("scoreError").asDouble(),
           metric.get("scoreUnit").asText()));
     }
@@ -67,12 +67,13 @@ public final class ResultsTable {
   static String render(List<Row> rows) {
     Map<String, Map<String, List<Row>>> byClassAndParams = new LinkedHashMap<>();
     for (Row row : rows) {
-      byClassAndParams.computeIfAbsent(row.benchmark(), k -> new LinkedHashMap<>())
+      // Ratios only within one run (one JSON file): variants of different runs are not comparable.
+      byClassAndParams.computeIfAbsent(row.benchmark() + "` in `" + row.run(), k -> new LinkedHashMap<>())
           .computeIfAbsent(row.params(), k -> new ArrayList<>()).add(row);
     }
     StringBuilder out = new StringBuilder();
     byClassAndParams.forEach((benchmark, groups) -> {
-      String baseline = BASELINES.get(benchmark);
+      String baseline = BASELINES.get(benchmark.substring(0, benchmark.indexOf('`')));
       out.append("\n`").append(benchmark).append("` (ratio = median ÷ median of `").append(baseline)
           .append("`, same params, same run)\n\n");
       out.append("| params | variant | median | score ± error (99.9 %) | unit | ratio |\n");
@@ -85,8 +86,25 @@ public final class ResultsTable {
               format(row.median()), format(row.score()), format(row.error()), row.unit(), ratio));
         }
       });
+      if (groups.size() > 1) {
+        out.append(growth(new ArrayList<>(groups.values())));
+      }
     });
     return out.toString();
+  }
+
+  /** Flatness: each variant's median under the last parameter combination ÷ under the first. */
+  private static String growth(List<List<Row>> groups) {
+    List<Row> first = groups.get(0);
+    List<Row> last = groups.get(groups.size() - 1);
+    StringBuilder out = new StringBuilder("\nGrowth from `" + first.get(0).params() + "` to `"
+        + last.get(0).params() + "` (median ÷ median):");
+    for (Row from : first) {
+      last.stream().filter(r -> r.variant().equals(from.variant())).findFirst().ifPresent(to ->
+          out.append(" `").append(from.variant()).append("` ").append(format(to.median() / from.median()))
+              .append("×;"));
+    }
+    return out.append("\n").toString();
   }
 
   private static String params(JsonNode params) {
