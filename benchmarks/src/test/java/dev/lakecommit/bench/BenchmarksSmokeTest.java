@@ -68,7 +68,8 @@ class BenchmarksSmokeTest {
           .as("score of %s %s", result.getParams().getBenchmark(), result.getParams().id())
           .isPositive();
     }
-    // About 60-90 s on a quiet 2-core machine; the bound only catches a smoke run that grew into a measurement.
+    // 137 s measured on a heavily loaded 2-core machine; the bound only catches a smoke run that grew into a
+    // measurement.
     assertThat(seconds).as("smoke run time in seconds").isLessThan(300);
   }
 
