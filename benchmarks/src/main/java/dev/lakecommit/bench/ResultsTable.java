@@ -28,7 +28,8 @@ public final class ResultsTable {
           "StagingWriterBenchmark", "bareAppender",
           "CommitLatencyBenchmark", "bareAppend",
           "WatermarkLookupBenchmark", "ancestryWalk",
-          "HivePartitionCommitBenchmark", "addPartitionEach");
+          "HivePartitionCommitBenchmark", "addPartitionEach",
+          "FlinkSinkBenchmark", "iceberg");
 
   private ResultsTable() {}
 

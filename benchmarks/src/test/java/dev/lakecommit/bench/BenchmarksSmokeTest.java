@@ -26,6 +26,8 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 class BenchmarksSmokeTest {
   /** Tiny sizes for the {@code @Param}s that scale a benchmark; a benchmark without such a param ignores them. */
   private static final String[][] TINY_PARAMS = {
+    // Also the Flink end-to-end benchmark: 1,000 rows per job, two jobs per sink (about 15-25 s in all,
+    // most of it starting the MiniCluster).
     {"rows", "1000"},
     {"snapshots", "10"},
     {"files", "100"},
