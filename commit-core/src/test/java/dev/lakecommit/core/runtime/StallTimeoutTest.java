@@ -15,6 +15,7 @@ import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.Audit;
 import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.DirectoryTable;
@@ -181,7 +182,7 @@ class StallTimeoutTest {
     }
 
     private SinkWriter<Long, RefManifest, Long> hanging(SinkWriter<Long, RefManifest, Long> writer) {
-      return new SinkWriter<>() {
+      return new ForwardingSinkWriter<>(writer) {
         @Override
         public void write(Long record) throws IOException {
           if (record == hangAt) {
@@ -195,25 +196,6 @@ class StallTimeoutTest {
           writer.write(record);
         }
 
-        @Override
-        public Optional<RefManifest> prepareCommit(long checkpointId) throws IOException {
-          return writer.prepareCommit(checkpointId);
-        }
-
-        @Override
-        public Long snapshotState(long checkpointId) throws IOException {
-          return writer.snapshotState(checkpointId);
-        }
-
-        @Override
-        public void abortPrepare() throws IOException {
-          writer.abortPrepare();
-        }
-
-        @Override
-        public void close() throws IOException {
-          writer.close();
-        }
       };
     }
 

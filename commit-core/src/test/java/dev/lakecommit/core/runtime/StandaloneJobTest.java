@@ -12,6 +12,7 @@ import dev.lakecommit.core.SinkCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsCommitter;
 import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.Audit;
 import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.DirectoryTable;
@@ -230,7 +231,7 @@ class StandaloneJobTest {
     @Override
     public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) throws IOException {
       SinkWriter<Long, RefManifest, Long> writer = delegate.createWriter(context);
-      return new SinkWriter<>() {
+      return new ForwardingSinkWriter<>(writer) {
         @Override
         public void write(Long record) throws IOException {
           if (record == badKey) {
@@ -239,25 +240,6 @@ class StandaloneJobTest {
           writer.write(record);
         }
 
-        @Override
-        public Optional<RefManifest> prepareCommit(long checkpointId) throws IOException {
-          return writer.prepareCommit(checkpointId);
-        }
-
-        @Override
-        public Long snapshotState(long checkpointId) throws IOException {
-          return writer.snapshotState(checkpointId);
-        }
-
-        @Override
-        public void abortPrepare() throws IOException {
-          writer.abortPrepare();
-        }
-
-        @Override
-        public void close() throws IOException {
-          writer.close();
-        }
       };
     }
 

@@ -67,39 +67,22 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     return delegate instanceof SupportsStagingCleanup cleanup ? cleanup.deleteStagedAfter(jobId, checkpointId) : 0;
   }
 
-  private final class Writer implements SinkWriter<IN, C, S> {
-    private final SinkWriter<IN, C, S> writer;
-
+  private final class Writer extends ForwardingSinkWriter<IN, C, S> {
     Writer(SinkWriter<IN, C, S> writer) {
-      this.writer = writer;
+      super(writer);
     }
 
     @Override
     public void write(IN record) throws IOException {
       crashes.reach(CrashSchedule.WRITE, -1);
-      writer.write(record);
+      delegate.write(record);
     }
 
     @Override
     public Optional<C> prepareCommit(long checkpointId) throws IOException {
-      Optional<C> info = writer.prepareCommit(checkpointId);
+      Optional<C> info = delegate.prepareCommit(checkpointId);
       crashes.reach(CrashSchedule.PREPARE, checkpointId);
       return info;
-    }
-
-    @Override
-    public S snapshotState(long checkpointId) throws IOException {
-      return writer.snapshotState(checkpointId);
-    }
-
-    @Override
-    public void abortPrepare() throws IOException {
-      writer.abortPrepare();
-    }
-
-    @Override
-    public void close() throws IOException {
-      writer.close();
     }
   }
 
