@@ -30,17 +30,39 @@ final class OpenFiles {
   private final InternalRecordWrapper wrapper;
   private final LinkedHashMap<PartitionKey, OpenFile> open = new LinkedHashMap<>(16, 0.75f, true);
   private final List<StagedFile> closed = new ArrayList<>();
+  private final boolean unpartitioned;
+  /** Unpartitioned specs have one file open at most: it, skipping the key and the map for every record. */
+  private OpenFile only;
 
   OpenFiles(StagingWriterConfig config, Factory factory) {
     this.config = config;
     this.factory = factory;
     this.key = new PartitionKey(config.spec(), config.schema());
     this.wrapper = new InternalRecordWrapper(config.schema().asStruct());
+    this.unpartitioned = config.spec().isUnpartitioned();
   }
 
   void write(Record record) throws IOException {
-    // The wrapper turns date/time values into Iceberg's internal ints/longs, which the transforms expect.
-    key.partition(wrapper.wrap(record));
+    OpenFile file = only;
+    if (file == null) {
+      file = lookUp(record);
+    }
+    file.writer.write(record);
+    file.rows++;
+    if (file.rows >= config.maxRowsPerFile()
+        || (file.rows % SIZE_CHECK_INTERVAL == 0 && file.writer.length() >= config.targetFileSizeBytes())) {
+      open.remove(key);
+      only = null;
+      close(file);
+    }
+  }
+
+  /** The record's open file, opened (and the least recently used one closed) if needed; sets {@link #key}. */
+  private OpenFile lookUp(Record record) throws IOException {
+    if (!unpartitioned) {
+      // The wrapper turns date/time values into Iceberg's internal ints/longs, which the transforms expect.
+      key.partition(wrapper.wrap(record));
+    }
     OpenFile file = open.get(key);
     if (file == null) {
       if (open.size() >= config.maxOpenFiles()) {
@@ -53,13 +75,10 @@ final class OpenFiles {
       file = new OpenFile(factory.open(copy));
       open.put(copy, file);
     }
-    file.writer.write(record);
-    file.rows++;
-    if (file.rows >= config.maxRowsPerFile()
-        || (file.rows % SIZE_CHECK_INTERVAL == 0 && file.writer.length() >= config.targetFileSizeBytes())) {
-      open.remove(key);
-      close(file);
+    if (unpartitioned) {
+      only = file;
     }
+    return file;
   }
 
   int openCount() {
@@ -68,6 +87,7 @@ final class OpenFiles {
 
   /** Closes every open file; a failure leaves the remaining files open for {@link #abandon}. */
   void closeAll() throws IOException {
+    only = null;
     Iterator<OpenFile> files = open.values().iterator();
     while (files.hasNext()) {
       OpenFile file = files.next();
@@ -85,6 +105,7 @@ final class OpenFiles {
 
   /** Closes open writers without reporting them, and forgets closed files: their paths are deleted elsewhere. */
   void abandon() {
+    only = null;
     for (OpenFile file : open.values()) {
       try {
         file.writer.close();

@@ -40,7 +40,7 @@ public final class RecordValidator {
       throw new InvalidRecordException("<record>", "null record");
     }
     checkStructType(record.struct(), "<record>");
-    checkStruct(struct, record, "");
+    checkStruct(struct, record, null);
   }
 
   private void checkStructType(Types.StructType actual, String field) {
@@ -55,59 +55,73 @@ public final class RecordValidator {
     lastAccepted = actual;
   }
 
-  private void checkStruct(Types.StructType type, StructLike value, String prefix) {
+  /**
+   * A field's place in the record, as a chain to its parent: the dotted name is built only for an error, so a
+   * valid record costs no string work.
+   */
+  private record FieldPath(FieldPath parent, String name) {
+    @Override
+    public String toString() {
+      return parent == null ? name : parent + "." + name;
+    }
+  }
+
+  private void checkStruct(Types.StructType type, StructLike value, FieldPath parent) {
     List<Types.NestedField> fields = type.fields();
     if (value.size() < fields.size()) {
       throw new InvalidRecordException(
-          prefix.isEmpty() ? "<record>" : prefix.substring(0, prefix.length() - 1),
+          parent == null ? "<record>" : parent.toString(),
           "struct has " + value.size() + " values, schema has " + fields.size() + " fields");
     }
     for (int i = 0; i < fields.size(); i++) {
       Types.NestedField field = fields.get(i);
       Object fieldValue = value.get(i, Object.class);
-      checkValue(field.type(), field.isRequired(), fieldValue, prefix + field.name());
+      checkValue(field.type(), field.isRequired(), fieldValue, parent, field.name());
     }
   }
 
-  private void checkValue(Type type, boolean required, Object value, String path) {
+  private void checkValue(Type type, boolean required, Object value, FieldPath parent, String name) {
     if (value == null) {
       if (required) {
-        throw new InvalidRecordException(path, "required " + type + " is missing (null)");
+        throw new InvalidRecordException(
+            new FieldPath(parent, name).toString(), "required " + type + " is missing (null)");
       }
       return;
     }
     switch (type.typeId()) {
-      case BOOLEAN -> expect(value, Boolean.class, type, path);
-      case INTEGER -> expect(value, Integer.class, type, path);
-      case LONG -> expect(value, Long.class, type, path);
-      case FLOAT -> expect(value, Float.class, type, path);
-      case DOUBLE -> expect(value, Double.class, type, path);
-      case DATE -> expect(value, LocalDate.class, type, path);
-      case TIME -> expect(value, LocalTime.class, type, path);
+      case BOOLEAN -> expect(value, Boolean.class, type, parent, name);
+      case INTEGER -> expect(value, Integer.class, type, parent, name);
+      case LONG -> expect(value, Long.class, type, parent, name);
+      case FLOAT -> expect(value, Float.class, type, parent, name);
+      case DOUBLE -> expect(value, Double.class, type, parent, name);
+      case DATE -> expect(value, LocalDate.class, type, parent, name);
+      case TIME -> expect(value, LocalTime.class, type, parent, name);
       case TIMESTAMP, TIMESTAMP_NANO -> expect(
-          value, timestampWithZone(type) ? OffsetDateTime.class : LocalDateTime.class, type, path);
-      case STRING -> expect(value, CharSequence.class, type, path);
-      case UUID -> expect(value, UUID.class, type, path);
-      case BINARY -> expect(value, ByteBuffer.class, type, path);
-      case FIXED -> checkFixed((Types.FixedType) type, value, path);
-      case DECIMAL -> checkDecimal((Types.DecimalType) type, value, path);
+          value, timestampWithZone(type) ? OffsetDateTime.class : LocalDateTime.class, type, parent, name);
+      case STRING -> expect(value, CharSequence.class, type, parent, name);
+      case UUID -> expect(value, UUID.class, type, parent, name);
+      case BINARY -> expect(value, ByteBuffer.class, type, parent, name);
+      case FIXED -> checkFixed((Types.FixedType) type, value, parent, name);
+      case DECIMAL -> checkDecimal((Types.DecimalType) type, value, parent, name);
       case STRUCT -> {
-        expect(value, StructLike.class, type, path);
-        checkStruct(type.asStructType(), (StructLike) value, path + ".");
+        expect(value, StructLike.class, type, parent, name);
+        checkStruct(type.asStructType(), (StructLike) value, new FieldPath(parent, name));
       }
       case LIST -> {
-        expect(value, List.class, type, path);
+        expect(value, List.class, type, parent, name);
         Types.ListType list = type.asListType();
+        FieldPath path = new FieldPath(parent, name);
         for (Object element : (List<?>) value) {
-          checkValue(list.elementType(), list.isElementRequired(), element, path + ".element");
+          checkValue(list.elementType(), list.isElementRequired(), element, path, "element");
         }
       }
       case MAP -> {
-        expect(value, Map.class, type, path);
+        expect(value, Map.class, type, parent, name);
         Types.MapType map = type.asMapType();
+        FieldPath path = new FieldPath(parent, name);
         for (Map.Entry<?, ?> entry : ((Map<?, ?>) value).entrySet()) {
-          checkValue(map.keyType(), true, entry.getKey(), path + ".key");
-          checkValue(map.valueType(), map.isValueRequired(), entry.getValue(), path + ".value");
+          checkValue(map.keyType(), true, entry.getKey(), path, "key");
+          checkValue(map.valueType(), map.isValueRequired(), entry.getValue(), path, "value");
         }
       }
       default -> {
@@ -122,35 +136,36 @@ public final class RecordValidator {
         : ((Types.TimestampNanoType) type).shouldAdjustToUTC();
   }
 
-  private static void expect(Object value, Class<?> javaClass, Type type, String path) {
+  private static void expect(Object value, Class<?> javaClass, Type type, FieldPath parent, String name) {
     if (!javaClass.isInstance(value)) {
       throw new InvalidRecordException(
-          path,
+          new FieldPath(parent, name).toString(),
           "expected " + type + " as " + javaClass.getSimpleName() + ", got " + value.getClass().getName()
               + " (" + abbreviate(value) + ")");
     }
   }
 
-  private static void checkFixed(Types.FixedType type, Object value, String path) {
-    expect(value, byte[].class, type, path);
+  private static void checkFixed(Types.FixedType type, Object value, FieldPath parent, String name) {
+    expect(value, byte[].class, type, parent, name);
     int length = ((byte[]) value).length;
     if (length != type.length()) {
-      throw new InvalidRecordException(path, "expected " + type + ", got " + length + " bytes");
+      throw new InvalidRecordException(
+          new FieldPath(parent, name).toString(), "expected " + type + ", got " + length + " bytes");
     }
   }
 
-  private static void checkDecimal(Types.DecimalType type, Object value, String path) {
-    expect(value, BigDecimal.class, type, path);
+  private static void checkDecimal(Types.DecimalType type, Object value, FieldPath parent, String name) {
+    expect(value, BigDecimal.class, type, parent, name);
     BigDecimal decimal = (BigDecimal) value;
     if (decimal.scale() != type.scale()) {
       throw new InvalidRecordException(
-          path, "decimal " + decimal.toPlainString() + " has scale " + decimal.scale() + ", " + type
-              + " needs scale " + type.scale() + " (rescale it with setScale)");
+          new FieldPath(parent, name).toString(), "decimal " + decimal.toPlainString() + " has scale "
+              + decimal.scale() + ", " + type + " needs scale " + type.scale() + " (rescale it with setScale)");
     }
     if (decimal.precision() > type.precision()) {
       throw new InvalidRecordException(
-          path, "decimal " + decimal.toPlainString() + " overflows " + type + " (precision "
-              + decimal.precision() + " > " + type.precision() + ")");
+          new FieldPath(parent, name).toString(), "decimal " + decimal.toPlainString() + " overflows " + type
+              + " (precision " + decimal.precision() + " > " + type.precision() + ")");
     }
   }
 

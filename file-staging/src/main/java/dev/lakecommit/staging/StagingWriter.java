@@ -105,7 +105,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
 
   /**
    * Closes every open file and reports all files staged since the last prepared checkpoint, with an Iceberg
-   * manifest of them if configured. Nothing becomes visible.
+   * manifest of them if configured and there are enough of them. Nothing becomes visible.
    *
    * @throws IllegalArgumentException if {@code checkpointId} is not above the last prepared checkpoint
    * @throws IOException if a file cannot be closed or the manifest written; call {@link #abortPrepare}
@@ -120,7 +120,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     files.closeAll();
     List<StagedFile> staged = files.drain();
     Optional<IcebergManifest> icebergManifest = Optional.empty();
-    if (!staged.isEmpty() && config.manifestFormatVersion() > 0) {
+    if (config.writesIcebergManifest(staged.size())) {
       icebergManifest = Optional.of(writeIcebergManifest(staged));
     }
     long namedAfter = namingCheckpoint;

@@ -35,6 +35,7 @@ public final class StagingWriterConfig {
   private final long maxRowsPerFile;
   private final int maxOpenFiles;
   private final int manifestFormatVersion;
+  private final int manifestMinFiles;
 
   private StagingWriterConfig(Builder builder) {
     this.schema = Objects.requireNonNull(builder.schema, "Missing schema: call schema(..) or forTable(..)");
@@ -59,6 +60,7 @@ public final class StagingWriterConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.manifestFormatVersion = builder.manifestFormatVersion;
+    this.manifestMinFiles = builder.manifestMinFiles;
   }
 
   public static Builder builder() {
@@ -107,6 +109,16 @@ public final class StagingWriterConfig {
     return manifestFormatVersion;
   }
 
+  /** The fewest files a writer must report at a checkpoint to write an Iceberg manifest of them. */
+  public int manifestMinFiles() {
+    return manifestMinFiles;
+  }
+
+  /** Whether a writer reporting {@code files} staged files at a checkpoint writes an Iceberg manifest of them. */
+  public boolean writesIcebergManifest(int files) {
+    return manifestFormatVersion > 0 && files > 0 && files >= manifestMinFiles;
+  }
+
   /** Builder of {@link StagingWriterConfig}. */
   public static final class Builder {
     private Schema schema;
@@ -118,6 +130,7 @@ public final class StagingWriterConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
     private int manifestFormatVersion;
+    private int manifestMinFiles = 1;
 
     private Builder() {}
 
@@ -216,12 +229,24 @@ public final class StagingWriterConfig {
      * every entry, so they cannot be written before the commit: add the files to v1 tables instead.
      */
     public Builder writeIcebergManifests(int formatVersion) {
+      return writeIcebergManifests(formatVersion, 1);
+    }
+
+    /**
+     * As {@link #writeIcebergManifests(int)}, but only at checkpoints where the writer reports at least
+     * {@code minFiles} files; the committer adds the files of the others. A manifest of a handful of files costs
+     * the commit one more file to write and list, and every later scan one more manifest to read, for little
+     * saved work.
+     */
+    public Builder writeIcebergManifests(int formatVersion, int minFiles) {
       if (formatVersion < 2 || formatVersion > 3) {
         throw new IllegalArgumentException(
             String.format("Invalid table format version for writer manifests: %s (must be 2 or 3; on a v1 table "
                 + "add the staged files instead)", formatVersion));
       }
+      checkPositive(minFiles, "minimum files per writer manifest");
       this.manifestFormatVersion = formatVersion;
+      this.manifestMinFiles = minFiles;
       return this;
     }
 

@@ -204,6 +204,44 @@ class IcebergTableStagingTest {
   }
 
   @Test
+  void aWriterWritesNoManifestAtACheckpointWithFewerFilesThanTheMinimum() throws IOException {
+    Table table = table("min-files", PartitionSpec.builderFor(AllTypes.SCHEMA).bucket("id", 4).build());
+    StagingWriterConfig config = StagingWriterConfig.builder().forTable(table).io(io)
+        .layout(StagingLayout.under(table.location() + "/data")).writeIcebergManifests(2, 4).build();
+    String manifests = table.location() + "/data/table-job";
+    try (StagingWriter<Record> writer = StagingWriter.forRecords(config, new WriterContext(JOB, 0, 1, 0, 0))) {
+      // checkpoint 1: ids 0..2 land in at most 3 of the 4 buckets, so fewer files than the minimum
+      for (long id = 0; id < 3; id++) {
+        writer.write(AllTypes.rows(id, id + 1).get(0));
+      }
+      StagingManifest few = writer.prepareCommit(1).orElseThrow();
+      assertThat(few.files()).hasSizeLessThan(4);
+      assertThat(few.icebergManifest()).isEmpty();
+      // checkpoint 2: every bucket
+      List<Record> rows = AllTypes.rows(100, 200);
+      for (Record row : rows) {
+        writer.write(row);
+      }
+      StagingManifest many = writer.prepareCommit(2).orElseThrow();
+      assertThat(many.files()).hasSize(4);
+      assertThat(many.icebergManifest()).get().satisfies(m -> assertThat(m.addedFilesCount()).isEqualTo(4));
+
+      AppendFiles append = table.newFastAppend();
+      few.files().forEach(file -> append.appendFile(file.toDataFile(table.spec())));
+      append.appendManifest(many.icebergManifest().get().manifestFile());
+      append.commit();
+      assertThat(read(table, Expressions.alwaysTrue())).hasSize(3 + rows.size());
+    }
+    assertThat(listManifests(manifests)).as("only checkpoint 2 wrote a manifest").hasSize(1);
+  }
+
+  private static List<Path> listManifests(String location) throws IOException {
+    try (var paths = java.nio.file.Files.walk(Path.of(java.net.URI.create(location).getPath()))) {
+      return paths.filter(p -> p.getFileName().toString().endsWith("-manifest.avro")).toList();
+    }
+  }
+
+  @Test
   void avroRecordsAsReadFromAnAvroFileAreStagedAgainstTheTableSchema() throws IOException {
     List<Record> rows = AllTypes.rows(0, 300);
     File avroFile = dir.resolve("input.avro").toFile();

@@ -28,6 +28,13 @@ class StagingWriterConfigTest {
     assertThat(config.maxRowsPerFile()).isEqualTo(Long.MAX_VALUE);
     assertThat(config.targetFileSizeBytes()).isEqualTo(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
     assertThat(config.manifestFormatVersion()).isZero();
+    assertThat(config.writesIcebergManifest(100)).isFalse();
+    StagingWriterConfig manifests = StagingWriterConfig.builder().schema(AllTypes.SCHEMA).io(config.io())
+        .layout(config.layout()).writeIcebergManifests(2, 3).build();
+    assertThat(manifests.manifestMinFiles()).isEqualTo(3);
+    assertThat(manifests.writesIcebergManifest(2)).isFalse();
+    assertThat(manifests.writesIcebergManifest(3)).isTrue();
+    assertThat(manifests.writesIcebergManifest(0)).isFalse();
 
     StagingWriterConfig fromTable =
         base.properties(Map.of(TableProperties.PARQUET_COMPRESSION, "snappy",
@@ -51,6 +58,8 @@ class StagingWriterConfigTest {
     assertThatThrownBy(() -> base.writeIcebergManifests(4))
         .hasMessageContaining("Invalid table format version for writer manifests: 4");
     assertThatThrownBy(() -> base.writeIcebergManifests(1)).hasMessageContaining("add the staged files instead");
+    assertThatThrownBy(() -> base.writeIcebergManifests(2, 0))
+        .hasMessage("Invalid minimum files per writer manifest: 0 (must be > 0)");
     assertThatThrownBy(() -> base.codec("lzma")).hasMessageContaining("Invalid Parquet codec: 'lzma'");
     assertThatThrownBy(() -> StagingWriterConfig.builder().schema(AllTypes.SCHEMA).build())
         .hasMessageContaining("Missing FileIO");

@@ -151,7 +151,7 @@ public final class IcebergSink<IN>
     int formatVersion = ((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion();
     // v1 manifests carry the committing snapshot's id, so they cannot be written ahead: v1 tables get files added.
     if (config.writeManifests && config.mode == CommitMode.APPEND && formatVersion >= 2) {
-      builder.writeIcebergManifests(formatVersion);
+      builder.writeIcebergManifests(formatVersion, config.writerManifestMinFiles);
     }
     return builder.build();
   }

@@ -39,6 +39,7 @@ public final class IcebergSinkConfig {
   final long maxRowsPerFile;
   final int maxOpenFiles;
   final boolean writeManifests;
+  final int writerManifestMinFiles;
   final List<String> upsertKey;
   final boolean coalescePendingAppends;
   final CommitMetrics metrics;
@@ -59,10 +60,14 @@ public final class IcebergSinkConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.writeManifests = builder.writeManifests;
+    this.writerManifestMinFiles = builder.writerManifestMinFiles;
     this.upsertKey = List.copyOf(builder.upsertKey);
     this.coalescePendingAppends = builder.coalescePendingAppends;
     this.metrics = builder.metrics;
   }
+
+  /** See {@link Builder#writerManifestMinFiles}. */
+  public static final int DEFAULT_WRITER_MANIFEST_MIN_FILES = 100;
 
   public static Builder builder() {
     return new Builder();
@@ -97,6 +102,7 @@ public final class IcebergSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private boolean writeManifests = true;
+    private int writerManifestMinFiles = DEFAULT_WRITER_MANIFEST_MIN_FILES;
     private List<String> upsertKey = List.of();
     private boolean coalescePendingAppends;
     private CommitMetrics metrics = CommitMetrics.NONE;
@@ -199,12 +205,25 @@ public final class IcebergSinkConfig {
     /**
      * Whether each writer writes an Iceberg manifest of its files per checkpoint, so that the commit appends
      * manifests instead of adding files one by one (default true; the commit time then does not grow with the
-     * number of files). When false, the committer writes one manifest per checkpoint (and partition spec) itself
-     * and appends it; a manifest of an attempt that did not commit is deleted. Append mode on format v2+ tables
-     * only: overwrites and upserts add files, v1 tables too (their manifests carry snapshot ids).
+     * number of files), if it has at least {@link #writerManifestMinFiles} files. The committer writes one
+     * manifest per checkpoint (and partition spec) of all other files itself and appends it; a manifest of an
+     * attempt that did not commit is deleted. Append mode on format v2+ tables only: overwrites and upserts add
+     * files, v1 tables too (their manifests carry snapshot ids).
      */
     public Builder writeManifests(boolean write) {
       this.writeManifests = write;
+      return this;
+    }
+
+    /**
+     * The fewest files a writer must have at a checkpoint to write its own manifest of them (default
+     * {@value IcebergSinkConfig#DEFAULT_WRITER_MANIFEST_MIN_FILES}); the committer puts the files of writers with
+     * fewer into its one manifest of the checkpoint. Many writers with a few files each would otherwise add one
+     * small manifest each to the commit and to every later scan of the table. 1 = every writer with files.
+     */
+    public Builder writerManifestMinFiles(int files) {
+      check(files > 0, "Invalid writer manifest min files: %s (must be > 0)", files);
+      this.writerManifestMinFiles = files;
       return this;
     }
 

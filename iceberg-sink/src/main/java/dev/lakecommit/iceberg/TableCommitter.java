@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Commits one checkpoint as one snapshot, with the watermark property in the same transaction, exactly once:
  * the idempotency check runs in every catalog attempt ({@link IdempotentOperations}), and a failure of unknown
- * effect is settled by reading the table back.
+ * effect is settled by reading the table back. One per committer (not thread-safe): it keeps the table it last
+ * committed to and refreshes it at the next commit.
  */
 final class TableCommitter {
   private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
@@ -48,6 +49,8 @@ final class TableCommitter {
   private final String branch;
   private final CommitMetrics metrics;
   private boolean idempotencyCheck = true;
+  /** The table of the last commit that ended committed; refreshed, not reloaded, at the next commit. */
+  private Table loaded;
   private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
 
   TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,
@@ -91,13 +94,49 @@ final class TableCommitter {
     long start = System.nanoTime();
     Table table;
     try {
-      table = catalog.loadTable(identifier);
+      table = freshTable();
     } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException e) {
       return CommitOutcome.fatal(failure(id, e));
     } catch (RuntimeException e) {
       metrics.failed(id, e, false);
       return CommitOutcome.retryable(e);
     }
+    CommitOutcome outcome = commit(table, changes, start);
+    if (!(outcome instanceof CommitOutcome.Committed) && !(outcome instanceof CommitOutcome.AlreadyCommitted)) {
+      loaded = null;
+    }
+    return outcome;
+  }
+
+  /**
+   * The table as the catalog holds it now: loaded at the first commit, refreshed at later ones (a refresh reads
+   * the metadata again only if it changed). Dropped after any commit that did not end committed, so that the
+   * next attempt starts from a new load.
+   */
+  private Table freshTable() {
+    Table table = loaded;
+    if (table == null) {
+      table = catalog.loadTable(identifier);
+    } else {
+      try {
+        table.refresh();
+      } catch (RuntimeException e) {
+        // Whatever a refresh trips over (a dropped or replaced table, a lost connection), a load settles it.
+        loaded = null;
+        LOG.debug("Refreshing {} failed ({}); loading it again", identifier, e.toString());
+        table = catalog.loadTable(identifier);
+      }
+    }
+    if (((HasTableOperations) table).operations().current() == null) {
+      loaded = null;
+      throw new NoSuchTableException("Table does not exist: %s", identifier);
+    }
+    loaded = table;
+    return table;
+  }
+
+  private CommitOutcome commit(Table table, CheckpointChanges changes, long start) {
+    CommitId id = changes.commitId();
     TableOperations ops = ((HasTableOperations) table).operations();
     if (idempotencyCheck) {
       Optional<String> found = Watermarks.findCommitted(ops.current(), id, branch);
@@ -124,6 +163,7 @@ final class TableCommitter {
     } catch (AlreadyCommittedException e) {
       return skipped(id, e.getMessage(), guarded.conflicts());
     } catch (PartiallyCommittedException e) {
+      loaded = null;
       throw e;
     } catch (ForbiddenException | NotAuthorizedException | NoSuchTableException | ValidationException
         | IllegalArgumentException e) {

@@ -52,6 +52,7 @@ class CommitterManifestsTest {
         .tableProperties(Map.of("format-version", formatVersion))
         .maxRowsPerFile(7)
         .writeManifests(writerManifests)
+        .writerManifestMinFiles(1)
         .build());
   }
 
@@ -148,6 +149,50 @@ class CommitterManifestsTest {
       writer.write(UpsertTables.row(key, "row-" + key));
     }
     return writer.prepareCommit(1).orElseThrow();
+  }
+
+  @Test
+  void writersBelowTheMinimumHaveTheirFilesInTheCommittersManifestInTheSameSnapshot() throws Exception {
+    fixture = CatalogFixture.named("jdbc-sqlite", dir, servers);
+    IcebergSink<Record> sink = IcebergSink.forRecords(IcebergSinkConfig.builder()
+        .catalogProperties(fixture.properties())
+        .catalogName(fixture.name())
+        .table("db.events")
+        .createTable(TestTables.SCHEMA, List.of("bucket(4, id)"))
+        .tableProperties(Map.of("format-version", "2"))
+        .maxRowsPerFile(7)
+        .writerManifestMinFiles(10)
+        .build());
+    // writer 0: 140 rows over 4 buckets, files of 7 rows -> 20 files; writer 1: 14 rows -> at most 4 files
+    long[][] keys = {{0, 140}, {140, 154}};
+    List<StagingManifest> reported = new ArrayList<>();
+    for (int w = 0; w < keys.length; w++) {
+      SinkWriter<Record, StagingManifest, StagingWriterState> writer =
+          sink.createWriter(new WriterContext(JOB, w, keys.length, 0, 0));
+      for (long key = keys[w][0]; key < keys[w][1]; key++) {
+        writer.write(UpsertTables.row(key, "row-" + key));
+      }
+      reported.add(writer.prepareCommit(1).orElseThrow());
+    }
+    assertThat(reported.get(0).files()).hasSizeGreaterThanOrEqualTo(10);
+    assertThat(reported.get(0).icebergManifest()).isPresent();
+    assertThat(reported.get(1).files()).hasSizeLessThan(10);
+    assertThat(reported.get(1).icebergManifest()).isEmpty();
+
+    var committer = sink.createAggregatedCommitter();
+    assertThat(committer.commit(committer.combine(new CommitId(JOB, 1), reported)))
+        .isInstanceOf(CommitOutcome.Committed.class);
+
+    Table table = fixture.newCatalog().loadTable(IDENT);
+    assertThat(jobSnapshots(table)).hasSize(1);
+    List<ManifestFile> manifests = added(table, table.currentSnapshot());
+    assertThat(manifests).extracting(ManifestFile::path).hasSize(2)
+        .anySatisfy(path -> assertThat(path).endsWith(
+            reported.get(0).icebergManifest().get().path().replaceFirst("^file:", "")))
+        .anySatisfy(path -> assertThat(path).contains("-committer-"));
+    assertThat(manifests).extracting(ManifestFile::addedFilesCount).containsExactlyInAnyOrder(
+        reported.get(0).files().size(), reported.get(1).files().size());
+    assertThat(TestTables.keyCounts(table)).hasSize(154).allSatisfy((k, n) -> assertThat(n).isOne());
   }
 
   @Test

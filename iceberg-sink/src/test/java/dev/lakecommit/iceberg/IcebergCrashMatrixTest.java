@@ -77,6 +77,7 @@ class IcebergCrashMatrixTest {
         .tableProperties(Map.of("format-version", "2"))
         .maxRowsPerFile(40)
         .writeManifests(manifests)
+        .writerManifestMinFiles(1)
         .build();
     return CrashHarness.run(base.resolve("checkpoints"), CONFIG, schedule,
         crashes -> new CrashingSink<>(IcebergSink.forRecords(config).idempotencyCheck(check), crashes),

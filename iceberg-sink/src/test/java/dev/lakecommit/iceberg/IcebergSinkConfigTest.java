@@ -33,6 +33,8 @@ class IcebergSinkConfigTest {
         .hasMessageStartingWith("Missing catalog option: set type");
     assertThatThrownBy(() -> IcebergSinkConfig.builder().table("events"))
         .hasMessageContaining("Invalid table: 'events' (use namespace.name");
+    assertThatThrownBy(() -> IcebergSinkConfig.builder().writerManifestMinFiles(0))
+        .hasMessage("Invalid writer manifest min files: 0 (must be > 0)");
   }
 
   @Test

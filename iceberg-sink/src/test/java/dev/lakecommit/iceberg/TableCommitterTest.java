@@ -104,6 +104,38 @@ class TableCommitterTest {
 
   @ParameterizedTest
   @MethodSource("catalogs")
+  void aCommitterKeepingItsTableSeesOtherCommitsReplaysAndADroppedTable(String name) {
+    Catalog catalog = fixture(name).newCatalog();
+    Table table = TestTables.create(catalog);
+    TableCommitter committer = committer(catalog, new CommitCounters());
+    assertThat(committer.commit(TestTables.changes(1, List.of(TestTables.dataFile(table, 0, 10)))))
+        .isInstanceOf(CommitOutcome.Committed.class);
+    // Between two commits of this committer: a foreign append and another committer of the same job, through
+    // other catalog instances, so that nothing but the table itself tells this committer.
+    Table other = fixture(name).newCatalog().loadTable(IDENT);
+    other.newFastAppend().appendFile(TestTables.dataFile(other, 1000, 1001)).commit();
+    assertThat(committer(fixture(name).newCatalog(), new CommitCounters())
+        .commit(TestTables.changes(2, List.of(TestTables.dataFile(table, 10, 20)))))
+        .isInstanceOf(CommitOutcome.Committed.class);
+
+    assertThat(committer.commit(TestTables.changes(2, List.of(TestTables.dataFile(table, 10, 20)))))
+        .as("checkpoint 2 was committed by the other committer").isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    assertThat(committer.commit(TestTables.changes(3, List.of(TestTables.dataFile(table, 20, 30)))))
+        .isInstanceOf(CommitOutcome.Committed.class);
+    table.refresh();
+    assertThat(TestTables.committedCheckpoints(table)).containsExactly(1L, 2L, 3L);
+    assertThat(TestTables.keyCounts(table)).hasSize(31).allSatisfy((key, count) -> assertThat(count).isOne());
+    assertThat(table.currentSnapshot().parentId()).as("committed on top of the others' snapshots")
+        .isNotNull();
+
+    fixture(name).newCatalog().dropTable(IDENT, false);
+    CommitOutcome dropped = committer.commit(TestTables.changes(4, List.of(TestTables.dataFile(table, 30, 40))));
+    assertThat(dropped).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(((CommitOutcome.Fatal) dropped).cause()).hasMessageContaining(IDENT.toString());
+  }
+
+  @ParameterizedTest
+  @MethodSource("catalogs")
   void theWatermarkOutlivesExpiredSnapshots(String name) {
     Catalog catalog = fixture(name).newCatalog();
     Table table = TestTables.create(catalog);
