@@ -49,8 +49,11 @@ final class TableCommitter {
   private final String branch;
   private final CommitMetrics metrics;
   private boolean idempotencyCheck = true;
-  /** The table of the last commit that ended committed; refreshed, not reloaded, at the next commit. */
-  private Table loaded;
+  /**
+   * The table as last read by a lookup or a commit that ended committed; refreshed, not reloaded, at the next
+   * commit.
+   */
+  private volatile Table loaded;
   private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
 
   TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,
@@ -109,9 +112,9 @@ final class TableCommitter {
   }
 
   /**
-   * The table as the catalog holds it now: loaded at the first commit, refreshed at later ones (a refresh reads
-   * the metadata again only if it changed). Dropped after any commit that did not end committed, so that the
-   * next attempt starts from a new load.
+   * The table as the catalog holds it now: loaded at the first lookup or commit, refreshed at later ones (a
+   * refresh reads the metadata again only if it changed). Dropped after any commit that did not end committed,
+   * so that the next attempt starts from a new load.
    */
   private Table freshTable() {
     Table table = loaded;
@@ -180,9 +183,9 @@ final class TableCommitter {
     }
   }
 
-  /** The last checkpoint of the job in the table, read now. */
+  /** The last checkpoint of the job in the table, read now; the next commit refreshes the table read here. */
   OptionalLong lastCommitted(dev.lakecommit.core.JobId jobId) {
-    Table table = catalog.loadTable(identifier);
+    Table table = freshTable();
     return Watermarks.watermark(((HasTableOperations) table).operations().current(), jobId);
   }
 
