@@ -61,6 +61,33 @@ public final class VersionedSerialization {
     return bytes;
   }
 
+  /** Writes {@code count}, then each value as {@link #write} does. */
+  public static <T> void writeAll(SimpleVersionedSerializer<T> serializer, List<T> values, DataOutputStream out)
+      throws IOException {
+    out.writeInt(values.size());
+    for (T value : values) {
+      write(serializer, value, out);
+    }
+  }
+
+  /**
+   * Reads what {@link #writeAll} wrote.
+   *
+   * @param what names the list in the error for a corrupt count
+   */
+  public static <T> List<T> readAll(SimpleVersionedSerializer<T> serializer, DataInputStream in, String what)
+      throws IOException {
+    int count = in.readInt();
+    if (count < 0) {
+      throw new IOException("Corrupt " + what + ": count " + count);
+    }
+    List<T> values = new ArrayList<>(Math.min(count, 1024));
+    for (int i = 0; i < count; i++) {
+      values.add(read(serializer, in));
+    }
+    return values;
+  }
+
   /** A serializer for lists whose elements use another serializer; the element version is stored once. */
   public static <T> SimpleVersionedSerializer<List<T>> listOf(SimpleVersionedSerializer<T> element) {
     return new ListSerializer<>(element);
@@ -89,10 +116,7 @@ public final class VersionedSerialization {
     public byte[] serialize(List<T> values) throws IOException {
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (DataOutputStream out = new DataOutputStream(bytes)) {
-        out.writeInt(values.size());
-        for (T value : values) {
-          VersionedSerialization.write(element, value, out);
-        }
+        writeAll(element, values, out);
       }
       return bytes.toByteArray();
     }
@@ -103,15 +127,7 @@ public final class VersionedSerialization {
         throw unknownVersion("list", version);
       }
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
-        int size = in.readInt();
-        if (size < 0) {
-          throw new IOException("Corrupt list size: " + size);
-        }
-        List<T> values = new ArrayList<>(Math.min(size, 1024));
-        for (int i = 0; i < size; i++) {
-          values.add(VersionedSerialization.read(element, in));
-        }
-        return values;
+        return readAll(element, in, "list");
       }
     }
   }

@@ -9,7 +9,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -44,10 +43,7 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
         out.writeLong(value.offset());
         out.writeLong(value.lastCommitId());
         out.writeLong(value.lastFlinkCheckpointId());
-        out.writeInt(value.pending().size());
-        for (StagingManifest manifest : value.pending()) {
-          VersionedSerialization.write(manifests, manifest, out);
-        }
+        VersionedSerialization.writeAll(manifests, value.pending(), out);
       }
       return bytes.toByteArray();
     }
@@ -61,14 +57,8 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
         long offset = in.readLong();
         long lastCommitId = in.readLong();
         long lastFlink = in.readLong();
-        int count = in.readInt();
-        if (count < 0) {
-          throw new IOException("Corrupt Flink AggregatorState: manifest count " + count);
-        }
-        List<StagingManifest> pending = new ArrayList<>(Math.min(count, 1024));
-        for (int i = 0; i < count; i++) {
-          pending.add(VersionedSerialization.read(manifests, in));
-        }
+        List<StagingManifest> pending =
+            VersionedSerialization.readAll(manifests, in, "Flink AggregatorState manifests");
         if (in.available() > 0) {
           throw new IOException("Corrupt Flink AggregatorState: " + in.available() + " trailing bytes");
         }

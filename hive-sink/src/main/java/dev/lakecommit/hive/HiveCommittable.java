@@ -12,7 +12,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Stream;
@@ -71,10 +70,7 @@ public record HiveCommittable(CommitId commitId, List<StagingManifest> manifests
       try (DataOutputStream out = new DataOutputStream(bytes)) {
         out.writeUTF(value.commitId().jobId().value());
         out.writeLong(value.commitId().checkpointId());
-        out.writeInt(value.manifests().size());
-        for (StagingManifest manifest : value.manifests()) {
-          VersionedSerialization.write(manifests, manifest, out);
-        }
+        VersionedSerialization.writeAll(manifests, value.manifests(), out);
       }
       return bytes.toByteArray();
     }
@@ -86,14 +82,7 @@ public record HiveCommittable(CommitId commitId, List<StagingManifest> manifests
       }
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
         CommitId id = new CommitId(JobId.of(in.readUTF()), in.readLong());
-        int count = in.readInt();
-        if (count < 0) {
-          throw new IOException("Corrupt manifest count: " + count);
-        }
-        List<StagingManifest> list = new ArrayList<>(Math.min(count, 1024));
-        for (int i = 0; i < count; i++) {
-          list.add(VersionedSerialization.read(manifests, in));
-        }
+        List<StagingManifest> list = VersionedSerialization.readAll(manifests, in, "HiveCommittable manifests");
         if (in.available() > 0) {
           throw new IOException("Corrupt HiveCommittable: " + in.available() + " trailing bytes");
         }

@@ -10,7 +10,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -86,10 +85,7 @@ public record IcebergCommittable(CommitId commitId, List<StagingManifest> manife
       try (DataOutputStream out = new DataOutputStream(bytes)) {
         out.writeUTF(value.commitId().jobId().value());
         out.writeLong(value.commitId().checkpointId());
-        out.writeInt(value.manifests().size());
-        for (StagingManifest manifest : value.manifests()) {
-          VersionedSerialization.write(manifests, manifest, out);
-        }
+        VersionedSerialization.writeAll(manifests, value.manifests(), out);
         out.writeLong(value.firstCheckpointId());
       }
       return bytes.toByteArray();
@@ -102,14 +98,7 @@ public record IcebergCommittable(CommitId commitId, List<StagingManifest> manife
       }
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
         CommitId id = new CommitId(dev.lakecommit.core.JobId.of(in.readUTF()), in.readLong());
-        int count = in.readInt();
-        if (count < 0) {
-          throw new IOException("Corrupt manifest count: " + count);
-        }
-        List<StagingManifest> list = new ArrayList<>(Math.min(count, 1024));
-        for (int i = 0; i < count; i++) {
-          list.add(VersionedSerialization.read(manifests, in));
-        }
+        List<StagingManifest> list = VersionedSerialization.readAll(manifests, in, "IcebergCommittable manifests");
         long first = version == 1 ? id.checkpointId() : in.readLong();
         if (in.available() > 0) {
           throw new IOException("Corrupt IcebergCommittable of " + id + ": " + in.available() + " trailing bytes");
