@@ -24,10 +24,21 @@ import org.apache.iceberg.types.Types;
  */
 public final class RecordValidator {
   private final Types.StructType struct;
+  private final List<Types.NestedField> fields;
+  /**
+   * Per top-level field, the Java class a value must have when that is all there is to check (primitive types
+   * but decimal and fixed); null for types with more to check.
+   */
+  private final Class<?>[] plainClasses;
   private Types.StructType lastAccepted;
 
   public RecordValidator(Schema schema) {
     this.struct = schema.asStruct();
+    this.fields = struct.fields();
+    this.plainClasses = new Class<?>[fields.size()];
+    for (int i = 0; i < plainClasses.length; i++) {
+      plainClasses[i] = plainClass(fields.get(i).type());
+    }
   }
 
   /**
@@ -40,7 +51,35 @@ public final class RecordValidator {
       throw new InvalidRecordException("<record>", "null record");
     }
     checkStructType(record.struct(), "<record>");
-    checkStruct(struct, record, null);
+    if (record.size() < fields.size()) {
+      checkStruct(struct, record, null);
+    }
+    for (int i = 0; i < plainClasses.length; i++) {
+      Object value = record.get(i, Object.class);
+      Class<?> plain = plainClasses[i];
+      if (value == null || plain == null || !plain.isInstance(value)) {
+        // the full check: nulls, wrong classes, and the types with more to check than the class
+        Types.NestedField field = fields.get(i);
+        checkValue(field.type(), field.isRequired(), value, null, field.name());
+      }
+    }
+  }
+
+  private static Class<?> plainClass(Type type) {
+    return switch (type.typeId()) {
+      case BOOLEAN -> Boolean.class;
+      case INTEGER -> Integer.class;
+      case LONG -> Long.class;
+      case FLOAT -> Float.class;
+      case DOUBLE -> Double.class;
+      case DATE -> LocalDate.class;
+      case TIME -> LocalTime.class;
+      case TIMESTAMP, TIMESTAMP_NANO -> timestampWithZone(type) ? OffsetDateTime.class : LocalDateTime.class;
+      case STRING -> CharSequence.class;
+      case UUID -> UUID.class;
+      case BINARY -> ByteBuffer.class;
+      default -> null;
+    };
   }
 
   private void checkStructType(Types.StructType actual, String field) {
