@@ -56,8 +56,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>Both variants run the same job on the same MiniCluster (started once per trial, one task manager with
  * {@code parallelism} slots): {@code fromSequence(1, rows)} → {@link GenericRowData} ({@code id} bigint,
- * {@code name} string) → the sink, at {@code parallelism}, checkpointing every {@code checkpointMillis}
- * (plus the final checkpoint at the end of input), no restarts. Each operation ({@code SingleShotTime}) writes
+ * {@code name} string, {@code made_at_ms} bigint: the wall-clock time the row was made) → the sink, at
+ * {@code parallelism}, checkpointing every {@code checkpointMillis} (plus the final checkpoint at the end of
+ * input), no restarts. Each operation ({@code SingleShotTime}) writes
  * into a fresh, empty, unpartitioned format-v2 table in a Hadoop catalog on local disk ({@link
  * FastLocalFileSystem} for both sinks), created before the measurement. Measured: building the job graph,
  * submitting it, running it to the end (every row written, every checkpoint committed). Score: ms per job;
@@ -66,7 +67,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>After every job (outside the measurement) the table is read back with Iceberg's generic reader and its ids
  * are compared with the source: losses and duplicates are counted and printed, not thrown, so that a lossy run
  * is visible in the output; the trial's totals are printed at its end. Also printed per job: committed
- * snapshots, and the delay from submitting the job to its first commit (the snapshot's timestamp).
+ * snapshots, the delay from submitting the job to its first commit (the snapshot's timestamp), and the commit
+ * latency of every snapshot, from the {@code made_at_ms} bounds of the data files it added: commit time minus
+ * the newest row's time (how long the last row before the checkpoint waited to become visible) and minus the
+ * oldest row's time (the age of the oldest row at its commit).
  *
  * <p>Run it (from the repository root, classpath launcher as in benchmarks/README.md):
  *
@@ -83,10 +87,11 @@ import org.openjdk.jmh.annotations.Warmup;
 public class FlinkSinkBenchmark {
   static final Schema SCHEMA = new Schema(
       Types.NestedField.required(1, "id", Types.LongType.get()),
-      Types.NestedField.optional(2, "name", Types.StringType.get()));
+      Types.NestedField.optional(2, "name", Types.StringType.get()),
+      Types.NestedField.optional(FlinkRunCheck.MADE_AT_FIELD_ID, "made_at_ms", Types.LongType.get()));
   static final RowType ROW_TYPE = RowType.of(
-      new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
-      new String[] {"id", "name"});
+      new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH), new BigIntType()},
+      new String[] {"id", "name", "made_at_ms"});
 
   @Param({"1000000"})
   public long rows;
@@ -214,11 +219,14 @@ public class FlinkSinkBenchmark {
     cluster.executeJobBlocking(env.getStreamGraph().getJobGraph());
   }
 
-  /** id → (id, "user-id"): a static class, so that the job captures nothing of the benchmark state. */
+  /**
+   * id → (id, "user-id", the wall-clock time the row was made): a static class, so that the job captures nothing
+   * of the benchmark state. The time is what the commit latency is measured from.
+   */
   static final class ToRow implements MapFunction<Long, RowData> {
     @Override
     public RowData map(Long id) {
-      return GenericRowData.of(id, StringData.fromString("user-" + id));
+      return GenericRowData.of(id, StringData.fromString("user-" + id), System.currentTimeMillis());
     }
   }
 }
