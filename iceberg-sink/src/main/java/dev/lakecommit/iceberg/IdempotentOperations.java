@@ -4,10 +4,7 @@ import dev.lakecommit.core.CommitId;
 import java.util.Optional;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 /**
  * The table's own operations, with the idempotency check inside every commit attempt. Iceberg re-applies a
@@ -15,7 +12,7 @@ import org.apache.iceberg.io.LocationProvider;
  * refreshed base: the check runs against exactly the state the commit would land on, and the catalog's
  * compare-and-swap on that base makes "checked, then committed" atomic.
  */
-final class IdempotentOperations implements TableOperations {
+final class IdempotentOperations extends ForwardingTableOperations {
 
   /** Test seam: runs before each catalog commit attempt, to line up racing committers. */
   interface AttemptHook {
@@ -24,7 +21,6 @@ final class IdempotentOperations implements TableOperations {
     AttemptHook NONE = attempt -> {};
   }
 
-  private final TableOperations delegate;
   private final CommitId commitId;
   private final long firstCheckpointId;
   private final String branch;
@@ -41,7 +37,7 @@ final class IdempotentOperations implements TableOperations {
   /** For a coalesced commit of the checkpoints {@code firstCheckpointId} to {@code commitId}'s. */
   IdempotentOperations(TableOperations delegate, CommitId commitId, long firstCheckpointId, String branch,
       boolean check, AttemptHook hook) {
-    this.delegate = delegate;
+    super(delegate);
     this.commitId = commitId;
     this.firstCheckpointId = firstCheckpointId;
     this.branch = branch;
@@ -69,7 +65,7 @@ final class IdempotentOperations implements TableOperations {
     }
     hook.beforeAttempt(attempts);
     try {
-      delegate.commit(base, metadata);
+      delegate().commit(base, metadata);
     } catch (CommitFailedException e) {
       conflicts++;
       throw e;
@@ -90,50 +86,5 @@ final class IdempotentOperations implements TableOperations {
       throw new PartiallyCommittedException(
           Watermarks.committedUpTo(base, commitId.jobId(), branch).orElse(firstCheckpointId), some.get());
     }
-  }
-
-  @Override
-  public TableMetadata current() {
-    return delegate.current();
-  }
-
-  @Override
-  public TableMetadata refresh() {
-    return delegate.refresh();
-  }
-
-  @Override
-  public FileIO io() {
-    return delegate.io();
-  }
-
-  @Override
-  public EncryptionManager encryption() {
-    return delegate.encryption();
-  }
-
-  @Override
-  public String metadataFileLocation(String fileName) {
-    return delegate.metadataFileLocation(fileName);
-  }
-
-  @Override
-  public LocationProvider locationProvider() {
-    return delegate.locationProvider();
-  }
-
-  @Override
-  public TableOperations temp(TableMetadata uncommittedMetadata) {
-    return delegate.temp(uncommittedMetadata);
-  }
-
-  @Override
-  public long newSnapshotId() {
-    return delegate.newSnapshotId();
-  }
-
-  @Override
-  public boolean requireStrictCleanup() {
-    return delegate.requireStrictCleanup();
   }
 }

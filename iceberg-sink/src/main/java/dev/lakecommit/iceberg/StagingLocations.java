@@ -11,8 +11,6 @@ import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
-import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /**
@@ -72,36 +70,22 @@ final class StagingLocations implements LocationProvider {
   }
 
   /** The table's operations with this location provider; commits are refused. */
-  private record WriteOnlyOperations(TableOperations delegate, LocationProvider locations)
-      implements TableOperations {
-    @Override
-    public TableMetadata current() {
-      return delegate.current();
+  private static final class WriteOnlyOperations extends ForwardingTableOperations {
+    private final LocationProvider locations;
+
+    WriteOnlyOperations(TableOperations delegate, LocationProvider locations) {
+      super(delegate);
+      this.locations = locations;
     }
 
     @Override
     public TableMetadata refresh() {
-      return delegate.current();
+      return current();
     }
 
     @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
       throw new UnsupportedOperationException("A staging view of " + base.location() + " never commits");
-    }
-
-    @Override
-    public FileIO io() {
-      return delegate.io();
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-      return delegate.encryption();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
     }
 
     @Override

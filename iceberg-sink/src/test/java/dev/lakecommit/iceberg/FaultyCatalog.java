@@ -11,8 +11,6 @@ import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 /**
  * A real catalog whose Nth table commit fails at the catalog boundary: either the catalog applies the commit and
@@ -66,63 +64,26 @@ final class FaultyCatalog implements Catalog {
     delegate.renameTable(from, to);
   }
 
-  private final class Ops implements TableOperations {
-    private final TableOperations ops;
-
+  private final class Ops extends ForwardingTableOperations {
     Ops(TableOperations ops) {
-      this.ops = ops;
+      super(ops);
     }
 
     @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
       if (commits.incrementAndGet() != failingCommit) {
-        ops.commit(base, metadata);
+        delegate().commit(base, metadata);
         return;
       }
       switch (fault) {
-        case ACK_LOST -> ops.commit(base, metadata);
+        case ACK_LOST -> delegate().commit(base, metadata);
         case LOAD_FAILS_AFTER_ACK_LOST -> {
-          ops.commit(base, metadata);
+          delegate().commit(base, metadata);
           failLoads = true;
         }
         case NOT_APPLIED -> { }
       }
       throw new CommitStateUnknownException(new RuntimeException("connection reset while committing"));
-    }
-
-    @Override
-    public TableMetadata current() {
-      return ops.current();
-    }
-
-    @Override
-    public TableMetadata refresh() {
-      return ops.refresh();
-    }
-
-    @Override
-    public FileIO io() {
-      return ops.io();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return ops.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return ops.locationProvider();
-    }
-
-    @Override
-    public TableOperations temp(TableMetadata uncommittedMetadata) {
-      return ops.temp(uncommittedMetadata);
-    }
-
-    @Override
-    public long newSnapshotId() {
-      return ops.newSnapshotId();
     }
   }
 }
