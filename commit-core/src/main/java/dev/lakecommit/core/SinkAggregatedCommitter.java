@@ -57,21 +57,21 @@ public interface SinkAggregatedCommitter<C, A> extends AutoCloseable {
   }
 
   /**
-   * Re-commits what a restored checkpoint still held as pending. The default commits in order; each commit's own
-   * idempotency check makes this safe for commits that were applied before the restart.
-   *
-   * @return the outcome of each commit, oldest first, up to the first one that did not succeed
+   * From now on, commits only while the target holds {@code epoch} for the job: every commit attempt checks it
+   * inside the catalog attempt, as it checks idempotency, and a newer epoch makes the commit {@link
+   * CommitOutcome.Fatal} with a {@link FencedException}. Called once per run, after the run claimed its epoch in
+   * the target ({@link CommitTarget#claimEpoch}) and before its first commit. The default does nothing (targets
+   * without epochs).
    */
-  default List<CommitOutcome> restoreCommit(List<A> committables) {
-    List<CommitOutcome> outcomes = new java.util.ArrayList<>();
-    for (A committable : committables) {
-      CommitOutcome outcome = commit(committable);
-      outcomes.add(outcome);
-      if (!outcome.isSuccess()) {
-        break;
-      }
-    }
-    return outcomes;
+  default void fence(JobId jobId, long epoch) {}
+
+  /**
+   * A staged file of the commit that does not exist any more, if any: a pending commit restored from a checkpoint
+   * is checked before it is committed, so that a commit whose files are gone is never made. The default finds
+   * none.
+   */
+  default java.util.Optional<String> missingStaged(A committable) throws IOException {
+    return java.util.Optional.empty();
   }
 
   @Override

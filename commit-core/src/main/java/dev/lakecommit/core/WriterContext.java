@@ -13,9 +13,17 @@ import java.util.Objects;
  * @param restoredCheckpointId the checkpoint the writer resumes after, 0 on a fresh start: every checkpoint it
  *     prepares has a greater id, so files staged before the first {@code prepareCommit} can be named after
  *     {@code restoredCheckpointId + 1} and found by prefix if that checkpoint never completes
+ * @param epoch the run epoch the job claimed in its target ({@link RunEpoch}), 0 where the runtime claims none;
+ *     staged names carry it, so that no two runs of a job ever stage the same name
  */
 public record WriterContext(
-    JobId jobId, int writerIndex, int numberOfWriters, int attempt, long restoredCheckpointId) {
+    JobId jobId, int writerIndex, int numberOfWriters, int attempt, long restoredCheckpointId, long epoch) {
+
+  /** A context without a run epoch (epoch 0). */
+  public WriterContext(JobId jobId, int writerIndex, int numberOfWriters, int attempt, long restoredCheckpointId) {
+    this(jobId, writerIndex, numberOfWriters, attempt, restoredCheckpointId, 0);
+  }
+
   public WriterContext {
     Objects.requireNonNull(jobId, "jobId");
     if (numberOfWriters < 1) {
@@ -28,6 +36,9 @@ public record WriterContext(
     }
     if (attempt < 0) {
       throw new IllegalArgumentException(String.format("Invalid attempt: %s (must be >= 0)", attempt));
+    }
+    if (epoch < 0) {
+      throw new IllegalArgumentException(String.format("Invalid run epoch: %s (must be >= 0)", epoch));
     }
     if (restoredCheckpointId < 0) {
       throw new IllegalArgumentException(

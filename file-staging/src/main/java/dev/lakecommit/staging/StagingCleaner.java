@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import org.apache.iceberg.exceptions.NotFoundException;
@@ -89,23 +88,24 @@ public final class StagingCleaner implements SupportsStagingCleanup {
   }
 
   /**
-   * Like {@link #deleteStagedAfter(JobId, long)}, but deletes only files staged by attempts before {@code
-   * currentAttempt}, file by file: safe to run while writers of the current attempt are already staging (for
-   * engines that cannot order the sweep before the writers start).
+   * Like {@link #deleteStagedAfter(JobId, long)}, but deletes only files staged by runs of epochs {@code minEpoch}
+   * to {@code maxEpoch} (inclusive; names without epoch count as epoch 0), file by file: safe while runs of other
+   * epochs are staging under the same checkpoint prefixes (a newer run's files are never touched, DESIGN.md rule
+   * 11). Files whose names this layout does not give are left alone.
    *
    * @return the number of files deleted
    */
-  public long deleteStagedAfter(JobId jobId, long checkpointId, int currentAttempt) throws IOException {
-    if (checkpointId < 0 || currentAttempt < 0) {
-      throw new IllegalArgumentException(
-          String.format("Invalid checkpoint id %s or attempt %s (must be >= 0)", checkpointId, currentAttempt));
+  public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+    if (checkpointId < 0 || minEpoch < 0 || maxEpoch < minEpoch) {
+      throw new IllegalArgumentException(String.format(
+          "Invalid checkpoint id %s or epochs %s to %s (must be >= 0, in order)", checkpointId, minEpoch, maxEpoch));
     }
     List<String> doomed = new ArrayList<>();
     for (FileInfo file : list(layout.jobPrefix(jobId))) {
       OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
-      OptionalInt attempt = layout.attemptOf(jobId, file.location());
-      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId
-          && attempt.isPresent() && attempt.getAsInt() < currentAttempt) {
+      OptionalLong epoch = layout.epochOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId && epoch.isPresent()
+          && epoch.getAsLong() >= minEpoch && epoch.getAsLong() <= maxEpoch) {
         doomed.add(file.location());
       }
     }
@@ -122,8 +122,8 @@ public final class StagingCleaner implements SupportsStagingCleanup {
           "Cannot delete " + doomed.size() + " staged files of job " + jobId + " under " + layout.root(), e);
     }
     if (!doomed.isEmpty()) {
-      LOG.info("Deleted {} staged files of job {} above checkpoint {} from attempts before {} under {}",
-          doomed.size(), jobId, checkpointId, currentAttempt, layout.root());
+      LOG.info("Deleted {} staged files of job {} above checkpoint {} from run epochs {} to {} under {}",
+          doomed.size(), jobId, checkpointId, minEpoch, maxEpoch, layout.root());
     }
     return doomed.size();
   }

@@ -1,6 +1,7 @@
 package dev.lakecommit.staging;
 
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.WriterContext;
 import java.util.Objects;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -8,11 +9,13 @@ import org.apache.iceberg.FileFormat;
 
 /**
  * Where staged files go, deterministically: {@code <root>/<job-id>/ckpt-<checkpoint-id>/[<partition-path>/]
- * <job-id>-<checkpoint-id>-<writer>-<attempt>-<seq>.parquet}.
+ * <job-id>-<checkpoint-id>-e<epoch>-<writer>-<attempt>-<seq>.parquet} ({@code e<epoch>-} only for runs that claimed
+ * an epoch in the target).
  *
  * <p>Everything a job staged for a checkpoint is under one prefix, so leftovers of a checkpoint that never
  * completed are found by listing that prefix, never by age. The name alone is unique across jobs, checkpoints,
- * writers and attempts, so files can be moved into a shared partition directory (Hive) without clashes.
+ * writers, run epochs and attempts, so files can be moved into a shared partition directory (Hive) without clashes,
+ * and no two runs of a job ever produce the same name (DESIGN.md rule 11).
  *
  * <p>The root is chosen by the sink: the table's data location for Iceberg (files become visible only when a
  * snapshot references them), a hidden staging directory for Hive.
@@ -58,35 +61,58 @@ public final class StagingLayout {
     return jobPrefix(job) + CHECKPOINT_DIR_PREFIX + checkpointId + "/";
   }
 
-  /** {@code <job-id>-<checkpoint-id>-<writer>-<attempt>-<seq>.<ext>}. */
+  /** {@code <job-id>-<checkpoint-id>-<writer>-<attempt>-<seq>.<ext>}: a name of a run without epoch. */
   public static String fileName(
       JobId job, long checkpointId, int writerIndex, int attempt, int sequence, FileFormat format) {
+    return fileName(job, checkpointId, 0, writerIndex, attempt, sequence, format);
+  }
+
+  /** {@code <job-id>-<checkpoint-id>-e<epoch>-<writer>-<attempt>-<seq>.<ext>} ({@code e<epoch>-} if epoch > 0). */
+  public static String fileName(
+      JobId job, long checkpointId, long epoch, int writerIndex, int attempt, int sequence, FileFormat format) {
     checkCheckpoint(checkpointId);
-    if (writerIndex < 0 || attempt < 0 || sequence < 0) {
+    if (writerIndex < 0 || attempt < 0 || sequence < 0 || epoch < 0) {
       throw new IllegalArgumentException(
-          String.format("Invalid file name parts: writer %s, attempt %s, sequence %s (must be >= 0)",
-              writerIndex, attempt, sequence));
+          String.format("Invalid file name parts: epoch %s, writer %s, attempt %s, sequence %s (must be >= 0)",
+              epoch, writerIndex, attempt, sequence));
     }
-    return format.addExtension(
-        job.value() + "-" + checkpointId + "-" + writerIndex + "-" + attempt + "-" + sequence);
+    return format.addExtension(stem(job, checkpointId, epoch, writerIndex, attempt) + "-" + sequence);
+  }
+
+  private static String stem(JobId job, long checkpointId, long epoch, int writerIndex, int attempt) {
+    return job.value() + "-" + checkpointId + "-" + (epoch > 0 ? "e" + epoch + "-" : "") + writerIndex + "-"
+        + attempt;
   }
 
   /** The location of a staged data file; {@code partitionPath} is empty for an unpartitioned table. */
   public String fileLocation(
       JobId job, long checkpointId, String partitionPath, int writerIndex, int attempt, int sequence,
       FileFormat format) {
-    String dir = checkpointPrefix(job, checkpointId);
+    return fileLocation(new WriterContext(job, writerIndex, writerIndex + 1, attempt, 0), checkpointId,
+        partitionPath, sequence, format);
+  }
+
+  /** The location of a file a writer stages for a checkpoint; its name carries the writer's epoch and attempt. */
+  public String fileLocation(
+      WriterContext writer, long checkpointId, String partitionPath, int sequence, FileFormat format) {
+    String dir = checkpointPrefix(writer.jobId(), checkpointId);
     if (!partitionPath.isEmpty()) {
       dir = dir + partitionPath + "/";
     }
-    return dir + fileName(job, checkpointId, writerIndex, attempt, sequence, format);
+    return dir + fileName(writer.jobId(), checkpointId, writer.epoch(), writer.writerIndex(), writer.attempt(),
+        sequence, format);
   }
 
   /** The location of the Iceberg manifest a writer writes for its files of a checkpoint. */
   public String manifestLocation(JobId job, long checkpointId, int writerIndex, int attempt) {
-    return checkpointPrefix(job, checkpointId)
-        + FileFormat.AVRO.addExtension(
-            job.value() + "-" + checkpointId + "-" + writerIndex + "-" + attempt + "-manifest");
+    return manifestLocation(new WriterContext(job, writerIndex, writerIndex + 1, attempt, 0), checkpointId);
+  }
+
+  /** The location of the Iceberg manifest a writer writes for its files of a checkpoint. */
+  public String manifestLocation(WriterContext writer, long checkpointId) {
+    return checkpointPrefix(writer.jobId(), checkpointId)
+        + FileFormat.AVRO.addExtension(stem(writer.jobId(), checkpointId, writer.epoch(), writer.writerIndex(),
+            writer.attempt()) + "-manifest");
   }
 
   /**
@@ -113,26 +139,45 @@ public final class StagingLayout {
   }
 
   /**
-   * The attempt that staged a file of {@code job}, from its name ({@code <job-id>-<ckpt>-<writer>-<attempt>-...}),
-   * or empty if the name is not one this layout gives.
+   * The attempt that staged a file of {@code job}, from its name, or empty if the name is not one this layout
+   * gives.
    */
   public OptionalInt attemptOf(JobId job, String location) {
+    StagedName name = parse(job, location);
+    return name == null ? OptionalInt.empty() : OptionalInt.of(name.attempt());
+  }
+
+  /**
+   * The run epoch that staged a file of {@code job}, from its name (0 for a name without epoch), or empty if the
+   * name is not one this layout gives.
+   */
+  public OptionalLong epochOf(JobId job, String location) {
+    StagedName name = parse(job, location);
+    return name == null ? OptionalLong.empty() : OptionalLong.of(name.epoch());
+  }
+
+  /** The parts of a staged file's name. */
+  private record StagedName(long checkpointId, long epoch, int writerIndex, int attempt) {}
+
+  private static StagedName parse(JobId job, String location) {
     String name = location.substring(location.lastIndexOf('/') + 1);
     String prefix = job.value() + "-";
     if (!name.startsWith(prefix)) {
-      return OptionalInt.empty();
+      return null;
     }
-    String[] parts = name.substring(prefix.length()).split("-", 4);
-    if (parts.length != 4) {
-      return OptionalInt.empty();
-    }
+    String[] parts = name.substring(prefix.length()).split("-", 5);
     try {
-      Long.parseLong(parts[0]);
-      Integer.parseInt(parts[1]);
-      return OptionalInt.of(Integer.parseInt(parts[2]));
+      if (parts.length == 5 && parts[1].startsWith("e")) {
+        return new StagedName(Long.parseLong(parts[0]), Long.parseLong(parts[1].substring(1)),
+            Integer.parseInt(parts[2]), Integer.parseInt(parts[3]));
+      }
+      if (parts.length >= 4 && !parts[1].startsWith("e")) {
+        return new StagedName(Long.parseLong(parts[0]), 0, Integer.parseInt(parts[1]), Integer.parseInt(parts[2]));
+      }
     } catch (NumberFormatException e) {
-      return OptionalInt.empty();
+      return null;
     }
+    return null;
   }
 
   private static void checkCheckpoint(long checkpointId) {

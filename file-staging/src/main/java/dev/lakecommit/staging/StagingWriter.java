@@ -189,9 +189,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
   private DataWriter<Record> open(PartitionKey partition) throws IOException {
     String partitionPath = config.spec().isUnpartitioned() ? "" : config.spec().partitionToPath(partition);
     String location =
-        config.layout().fileLocation(
-            context.jobId(), namingCheckpoint, partitionPath, context.writerIndex(), context.attempt(),
-            sequence++, FileFormat.PARQUET);
+        config.layout().fileLocation(context, namingCheckpoint, partitionPath, sequence++, FileFormat.PARQUET);
     OutputFile out = config.io().newOutputFile(location);
     unreported.add(location);
     return Parquet.writeData(out)
@@ -206,8 +204,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
 
   private IcebergManifest writeIcebergManifest(List<StagedFile> staged) throws IOException {
     String location =
-        config.layout().manifestLocation(
-            context.jobId(), namingCheckpoint, context.writerIndex(), context.attempt());
+        config.layout().manifestLocation(context, namingCheckpoint);
     unreported.add(location);
     // No snapshot id: the appending commit assigns it (and the sequence numbers) without rewriting the manifest.
     ManifestWriter<DataFile> writer =

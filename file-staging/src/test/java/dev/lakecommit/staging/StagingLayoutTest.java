@@ -24,6 +24,19 @@ class StagingLayoutTest {
   }
 
   @Test
+  void namesOfARunWithAnEpochCarryIt() {
+    StagingLayout layout = StagingLayout.under("/tmp/staging");
+    dev.lakecommit.core.WriterContext run = new dev.lakecommit.core.WriterContext(JOB, 3, 4, 1, 11, 9);
+    String file = layout.fileLocation(run, 12, "a=1", 4, FileFormat.PARQUET);
+    assertThat(file).isEqualTo("/tmp/staging/ingest-7/ckpt-12/a=1/ingest-7-12-e9-3-1-4.parquet");
+    assertThat(layout.manifestLocation(run, 12)).isEqualTo("/tmp/staging/ingest-7/ckpt-12/ingest-7-12-e9-3-1-manifest.avro");
+    assertThat(layout.epochOf(JOB, file)).hasValue(9);
+    assertThat(layout.attemptOf(JOB, file)).hasValue(1);
+    assertThat(layout.checkpointOf(JOB, file)).hasValue(12);
+    assertThat(layout.epochOf(JOB, "/tmp/staging/ingest-7/ckpt-12/ingest-7-12-ex-3-1-4.parquet")).isEmpty();
+  }
+
+  @Test
   void findsTheCheckpointOfAListedLocationWhateverTheSchemeForm() {
     StagingLayout layout = StagingLayout.under("/tmp/staging");
     assertThat(layout.checkpointOf(JOB, "file:/tmp/staging/ingest-7/ckpt-5/a=1/ingest-7-5-0-0-0.parquet"))

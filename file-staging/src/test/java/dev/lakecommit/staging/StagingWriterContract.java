@@ -339,25 +339,43 @@ abstract class StagingWriterContract {
   }
 
   @Test
-  void attemptAwareCleanerSparesTheCurrentAttemptsFiles() throws IOException {
+  void epochAwareCleanerDeletesOnlyTheGivenRunsFiles() throws IOException {
     StagingWriterConfig config = config(AllTypes.SCHEMA).build();
-    StagedFile old;
-    try (StagingWriter<Record> crashed = StagingWriter.forRecords(config, context(0, 0, 1))) {
-      crashed.write(AllTypes.row(1));
-      old = crashed.prepareCommit(2).orElseThrow().files().get(0); // checkpoint 2 never completed
+    StagedFile legacy;
+    StagedFile older;
+    StagedFile own;
+    StagedFile newer;
+    try (StagingWriter<Record> w = StagingWriter.forRecords(config, context(0, 0, 1))) {
+      w.write(AllTypes.row(1));
+      legacy = w.prepareCommit(2).orElseThrow().files().get(0); // a name without epoch
     }
-    try (StagingWriter<Record> current = StagingWriter.forRecords(config, context(0, 1, 1))) {
-      current.write(AllTypes.row(2));
-      StagedFile fresh = current.prepareCommit(2).orElseThrow().files().get(0);
-      assertThat(layout.attemptOf(JOB, old.path())).hasValue(0);
-      assertThat(layout.attemptOf(JOB, fresh.path())).hasValue(1);
+    try (StagingWriter<Record> w = StagingWriter.forRecords(config, new WriterContext(JOB, 0, 4, 0, 1, 3))) {
+      w.write(AllTypes.row(2));
+      older = w.prepareCommit(2).orElseThrow().files().get(0);
+    }
+    try (StagingWriter<Record> w = StagingWriter.forRecords(config, new WriterContext(JOB, 0, 4, 0, 1, 4))) {
+      w.write(AllTypes.row(3));
+      own = w.prepareCommit(2).orElseThrow().files().get(0);
+    }
+    try (StagingWriter<Record> w = StagingWriter.forRecords(config, new WriterContext(JOB, 0, 4, 0, 1, 5))) {
+      w.write(AllTypes.row(4));
+      newer = w.prepareCommit(2).orElseThrow().files().get(0);
+    }
+    assertThat(List.of(legacy, older, own, newer)).extracting(StagedFile::path).doesNotHaveDuplicates();
+    assertThat(layout.epochOf(JOB, legacy.path())).hasValue(0);
+    assertThat(layout.epochOf(JOB, older.path())).hasValue(3);
+    assertThat(layout.attemptOf(JOB, older.path())).hasValue(0);
+    assertThat(layout.epochOf(JOB, newer.path())).hasValue(5);
 
-      StagingCleaner cleaner = new StagingCleaner(io(), layout);
-      assertThat(cleaner.deleteStagedAfter(JOB, 1, 1)).isEqualTo(1);
-      assertThat(io().newInputFile(old.path()).exists()).isFalse();
-      assertThat(io().newInputFile(fresh.path()).exists()).isTrue();
-      assertThat(cleaner.deleteStagedAfter(JOB, 1, 1)).isZero();
-    }
+    StagingCleaner cleaner = new StagingCleaner(io(), layout);
+    assertThat(cleaner.deleteStaged(JOB, 1, 4, 4)).as("own epoch only").isEqualTo(1);
+    assertThat(io().newInputFile(own.path()).exists()).isFalse();
+    assertThat(io().newInputFile(older.path()).exists()).isTrue();
+    assertThat(cleaner.deleteStaged(JOB, 1, 0, 4)).as("older epochs and names without epoch").isEqualTo(2);
+    assertThat(io().newInputFile(legacy.path()).exists()).isFalse();
+    assertThat(io().newInputFile(older.path()).exists()).isFalse();
+    assertThat(io().newInputFile(newer.path()).exists()).as("a newer run's file").isTrue();
+    assertThat(cleaner.deleteStaged(JOB, 2, 0, 5)).as("nothing above checkpoint 2").isZero();
   }
 
   /** How a listing names a location this test wrote (a Hadoop listing of a local path adds the scheme). */

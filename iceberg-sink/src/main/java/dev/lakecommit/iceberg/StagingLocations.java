@@ -63,8 +63,7 @@ final class StagingLocations implements LocationProvider {
   }
 
   private String next(String partitionPath) {
-    String location = layout.fileLocation(context.jobId(), checkpointId, partitionPath, context.writerIndex(),
-        context.attempt(), sequence++, FileFormat.PARQUET);
+    String location = layout.fileLocation(context, checkpointId, partitionPath, sequence++, FileFormat.PARQUET);
     created.add(location);
     return location;
   }

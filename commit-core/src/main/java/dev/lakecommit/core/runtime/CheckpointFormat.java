@@ -19,18 +19,24 @@ import java.util.zip.CRC32C;
  */
 final class CheckpointFormat {
   static final int MAGIC = 0x4C4B4350; // "LKCP"
-  static final int VERSION = 1;
+  /** Version 2 adds the target identity after the pending commits; version 1 files are still read. */
+  static final int VERSION = 2;
 
   private CheckpointFormat() {}
 
   static byte[] encode(CheckpointRecord record) throws IOException {
-    byte[] payload = payload(record);
+    return encode(record, VERSION);
+  }
+
+  /** Test-only: the bytes an older version wrote. */
+  static byte[] encode(CheckpointRecord record, int version) throws IOException {
+    byte[] payload = payload(record, version);
     CRC32C crc = new CRC32C();
     crc.update(payload);
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(payload.length + 20);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeInt(MAGIC);
-      out.writeInt(VERSION);
+      out.writeInt(version);
       out.writeInt(payload.length);
       out.write(payload);
       out.writeLong(crc.getValue());
@@ -47,7 +53,7 @@ final class CheckpointFormat {
         throw new CorruptCheckpointException(file, "not a Lakecommit checkpoint (bad magic)");
       }
       int version = in.readInt();
-      if (version != VERSION) {
+      if (version != 1 && version != VERSION) {
         throw new CorruptCheckpointException(file, "unknown checkpoint format version " + version);
       }
       int length = in.readInt();
@@ -62,7 +68,7 @@ final class CheckpointFormat {
       if (crc.getValue() != stored || in.available() != 0) {
         throw new CorruptCheckpointException(file, "checksum mismatch");
       }
-      return readPayload(payload);
+      return readPayload(payload, version);
     } catch (CorruptCheckpointException e) {
       throw e;
     } catch (EOFException e) {
@@ -72,7 +78,7 @@ final class CheckpointFormat {
     }
   }
 
-  private static byte[] payload(CheckpointRecord record) throws IOException {
+  private static byte[] payload(CheckpointRecord record, int version) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeUTF(record.jobId().value());
@@ -89,11 +95,14 @@ final class CheckpointFormat {
         out.writeLong(entry.getKey());
         writeBytes(out, entry.getValue());
       }
+      if (version >= 2) {
+        out.writeUTF(record.targetIdentity());
+      }
     }
     return bytes.toByteArray();
   }
 
-  private static CheckpointRecord readPayload(byte[] payload) throws IOException {
+  private static CheckpointRecord readPayload(byte[] payload, int version) throws IOException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(payload))) {
       JobId jobId = JobId.of(in.readUTF());
       long checkpointId = in.readLong();
@@ -111,7 +120,8 @@ final class CheckpointFormat {
         long id = in.readLong();
         pending.put(id, VersionedSerialization.readBytes(in));
       }
-      return new CheckpointRecord(jobId, checkpointId, attempt, recordCount, position, states, pending);
+      String identity = version >= 2 ? in.readUTF() : "";
+      return new CheckpointRecord(jobId, checkpointId, attempt, recordCount, position, states, pending, identity);
     }
   }
 

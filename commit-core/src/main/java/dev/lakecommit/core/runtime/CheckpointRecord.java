@@ -20,6 +20,8 @@ import java.util.TreeMap;
  * @param sourcePosition where a restored reader resumes
  * @param writerStates one versioned state per writer, by writer index
  * @param pendingCommits versioned combined commits, by checkpoint id, oldest first
+ * @param targetIdentity what the target was when the checkpoint was taken ({@code CommitTarget#identity}), empty
+ *     if unknown: a restore against another identity stops
  */
 public record CheckpointRecord(
     JobId jobId,
@@ -28,10 +30,18 @@ public record CheckpointRecord(
     long recordCount,
     byte[] sourcePosition,
     List<byte[]> writerStates,
-    NavigableMap<Long, byte[]> pendingCommits) {
+    NavigableMap<Long, byte[]> pendingCommits,
+    String targetIdentity) {
+
+  /** A checkpoint that records no target identity. */
+  public CheckpointRecord(JobId jobId, long checkpointId, int attempt, long recordCount, byte[] sourcePosition,
+      List<byte[]> writerStates, NavigableMap<Long, byte[]> pendingCommits) {
+    this(jobId, checkpointId, attempt, recordCount, sourcePosition, writerStates, pendingCommits, "");
+  }
 
   public CheckpointRecord {
     Objects.requireNonNull(jobId, "jobId");
+    Objects.requireNonNull(targetIdentity, "targetIdentity");
     Objects.requireNonNull(sourcePosition, "sourcePosition");
     writerStates = List.copyOf(writerStates);
     pendingCommits = Collections.unmodifiableNavigableMap(new TreeMap<>(pendingCommits));
@@ -60,6 +70,7 @@ public record CheckpointRecord(
         && checkpointId == other.checkpointId
         && attempt == other.attempt
         && recordCount == other.recordCount
+        && targetIdentity.equals(other.targetIdentity)
         && Arrays.equals(sourcePosition, other.sourcePosition);
   }
 

@@ -11,15 +11,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Durable checkpoints of one job in a {@link BlobStore}: one new object per checkpoint ({@code
- * checkpoint-<id>.ckpt}), never overwritten, checksummed; the newest few are kept. Also counts the job's attempts
- * ({@code attempt-<n>} markers), so that every start of a job stages under names no earlier start used.
+ * Durable checkpoints of one job in a {@link BlobStore}: one new object per checkpoint and run epoch ({@code
+ * checkpoint-<id>-e<epoch>.ckpt}; {@code checkpoint-<id>.ckpt} from older versions), never overwritten,
+ * checksummed; the newest few are kept. Also counts the job's attempts ({@code attempt-<n>} markers), and records
+ * where each run epoch started ({@code epoch-<n>} markers, DESIGN.md rule 10): a checkpoint that an older run
+ * persisted above the checkpoint a newer run started from was written by a fenced run, and is never restored.
  */
 public final class CheckpointStore {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointStore.class);
   private static final String CHECKPOINT_PREFIX = "checkpoint-";
   private static final String CHECKPOINT_SUFFIX = ".ckpt";
   private static final String ATTEMPT_PREFIX = "attempt-";
+  private static final String EPOCH_PREFIX = "epoch-";
 
   private final BlobStore blobs;
   private final int retained;
@@ -62,47 +65,147 @@ public final class CheckpointStore {
     return next;
   }
 
-  /** Persists a checkpoint durably, then prunes checkpoints older than the retained ones. */
+  /** One stored checkpoint file: its checkpoint id and the run epoch that persisted it (-1 if unknown). */
+  public record Stored(long checkpointId, long epoch, String name) {}
+
+  /**
+   * Persists a checkpoint durably under its run epoch ({@link CheckpointRecord#attempt()}), then prunes: the run's
+   * own checkpoints beyond the retained ones, and older runs' checkpoints below those once the run has retained
+   * enough of its own and no newer run started. Never a newer run's file.
+   */
   public void persist(CheckpointRecord record) throws IOException {
-    blobs.publish(checkpointName(record.checkpointId()), CheckpointFormat.encode(record));
-    List<Long> ids = checkpointIds();
-    for (int i = retained; i < ids.size(); i++) {
+    long epoch = record.attempt();
+    blobs.publish(checkpointName(record.checkpointId(), epoch), CheckpointFormat.encode(record));
+    List<Stored> own = new ArrayList<>();
+    List<Stored> older = new ArrayList<>();
+    for (Stored stored : checkpoints()) {
+      if (stored.epoch() == epoch) {
+        own.add(stored);
+      } else if (stored.epoch() < epoch) {
+        older.add(stored);
+      }
+    }
+    List<Stored> doomed = new ArrayList<>(own.subList(Math.min(retained, own.size()), own.size()));
+    if (own.size() >= retained && epochStarts().keySet().stream().noneMatch(e -> e > epoch)) {
+      long oldestKept = own.get(retained - 1).checkpointId();
+      older.stream().filter(s -> s.checkpointId() < oldestKept).forEach(doomed::add);
+    }
+    for (Stored stored : doomed) {
       try {
-        blobs.delete(checkpointName(ids.get(i)));
+        blobs.delete(stored.name());
       } catch (IOException e) {
-        LOG.warn("Could not delete old checkpoint {} in {}: {}", ids.get(i), blobs.location(), e.toString());
+        LOG.warn("Could not delete old checkpoint {} in {}: {}", stored.name(), blobs.location(), e.toString());
       }
     }
   }
 
   /** Ids of the stored checkpoint files, newest first, whether or not they are readable. */
   public List<Long> checkpointIds() throws IOException {
-    return ids(CHECKPOINT_PREFIX, CHECKPOINT_SUFFIX);
+    return checkpoints().stream().map(Stored::checkpointId).distinct().toList();
+  }
+
+  /** The stored checkpoint files, newest first (by id, then by epoch), whether or not they are readable. */
+  public List<Stored> checkpoints() throws IOException {
+    List<Stored> stored = new ArrayList<>();
+    for (String name : blobs.list()) {
+      if (!name.startsWith(CHECKPOINT_PREFIX) || !name.endsWith(CHECKPOINT_SUFFIX)) {
+        continue;
+      }
+      String body = name.substring(CHECKPOINT_PREFIX.length(), name.length() - CHECKPOINT_SUFFIX.length());
+      int dash = body.indexOf("-e");
+      String id = dash < 0 ? body : body.substring(0, dash);
+      String epoch = dash < 0 ? "" : body.substring(dash + 2);
+      if (isNumber(id) && (dash < 0 || isNumber(epoch))) {
+        stored.add(new Stored(Long.parseLong(id), dash < 0 ? -1 : Long.parseLong(epoch), name));
+      }
+    }
+    stored.sort(Comparator.comparingLong(Stored::checkpointId).thenComparingLong(Stored::epoch).reversed());
+    return stored;
   }
 
   /**
-   * Reads one checkpoint and checks that it belongs to the job.
+   * Records that the run of {@code epoch} starts from {@code baseCheckpointId} (0 for none). Written once per run,
+   * after its epoch is claimed and the store read, before the run deletes or stages anything.
+   */
+  public void markEpochStart(long epoch, long baseCheckpointId) throws IOException {
+    blobs.publish(String.format("%s%020d", EPOCH_PREFIX, epoch),
+        Long.toString(baseCheckpointId).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  }
+
+  /** Where each recorded run epoch started: epoch to the checkpoint it started from. */
+  public java.util.NavigableMap<Long, Long> epochStarts() throws IOException {
+    java.util.TreeMap<Long, Long> starts = new java.util.TreeMap<>();
+    for (String name : blobs.list()) {
+      String digits = name.startsWith(EPOCH_PREFIX) ? name.substring(EPOCH_PREFIX.length()) : "";
+      if (isNumber(digits)) {
+        try {
+          String base = new String(blobs.read(name), java.nio.charset.StandardCharsets.UTF_8).trim();
+          starts.put(Long.parseLong(digits), Long.parseLong(base));
+        } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException | NumberFormatException e) {
+          // a marker being written or pruned: ignored
+        }
+      }
+    }
+    return starts;
+  }
+
+  /**
+   * Whether a stored checkpoint was persisted by a run that a newer run had already fenced: a newer epoch started
+   * from a lower checkpoint. Such a checkpoint holds rows of a run that can never commit them, and its staged
+   * files may be gone.
+   */
+  public static boolean fencedOut(Stored stored, java.util.NavigableMap<Long, Long> epochStarts) {
+    return epochStarts.tailMap(stored.epoch(), false).values().stream().anyMatch(base -> base < stored.checkpointId());
+  }
+
+  /**
+   * Reads the newest stored file of one checkpoint and checks that it belongs to the job.
    *
    * @throws CorruptCheckpointException if the file fails its checksum or is of another job; names the file
    */
   public CheckpointRecord load(JobId jobId, long checkpointId) throws IOException {
-    String name = checkpointName(checkpointId);
-    CheckpointRecord record = CheckpointFormat.decode(describe(checkpointId), blobs.read(name));
-    if (!record.jobId().equals(jobId) || record.checkpointId() != checkpointId) {
+    for (Stored stored : checkpoints()) {
+      if (stored.checkpointId() == checkpointId) {
+        return load(jobId, stored);
+      }
+    }
+    throw new java.io.FileNotFoundException("No checkpoint " + checkpointId + " in " + blobs.location());
+  }
+
+  /**
+   * Reads one stored checkpoint and checks that it belongs to the job.
+   *
+   * @throws CorruptCheckpointException if the file fails its checksum or is of another job; names the file
+   */
+  public CheckpointRecord load(JobId jobId, Stored stored) throws IOException {
+    String file = blobs.location() + "/" + stored.name();
+    CheckpointRecord record = CheckpointFormat.decode(file, blobs.read(stored.name()));
+    if (!record.jobId().equals(jobId) || record.checkpointId() != stored.checkpointId()) {
       throw new CorruptCheckpointException(
-          describe(checkpointId),
-          "holds checkpoint " + record.checkpointId() + " of job " + record.jobId() + ", expected job " + jobId);
+          file, "holds checkpoint " + record.checkpointId() + " of job " + record.jobId() + ", expected job " + jobId);
     }
     return record;
   }
 
   /** The file of a checkpoint, for messages. */
-  public String describe(long checkpointId) {
-    return blobs.location() + "/" + checkpointName(checkpointId);
+  public String describe(Stored stored) {
+    return blobs.location() + "/" + stored.name();
   }
 
-  static String checkpointName(long checkpointId) {
-    return String.format("%s%020d%s", CHECKPOINT_PREFIX, checkpointId, CHECKPOINT_SUFFIX);
+  static String checkpointName(long checkpointId, long epoch) {
+    return String.format("%s%020d-e%d%s", CHECKPOINT_PREFIX, checkpointId, epoch, CHECKPOINT_SUFFIX);
+  }
+
+  private static boolean isNumber(String digits) {
+    if (digits.isEmpty() || digits.length() > 20 || !digits.chars().allMatch(Character::isDigit)) {
+      return false;
+    }
+    try {
+      Long.parseLong(digits);
+      return true;
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   private static String attemptName(long attempt) {

@@ -36,6 +36,12 @@ abstract class CommitPath<C, A> implements AutoCloseable {
 
   abstract void abort(A committable) throws IOException;
 
+  /** Commits only while the target holds the run's epoch. */
+  abstract void fence(JobId jobId, long epoch);
+
+  /** A staged file of the commit that no longer exists, if any. */
+  abstract java.util.Optional<String> missingStaged(A committable) throws IOException;
+
   abstract SimpleVersionedSerializer<A> serializer();
 
   /** Whether {@link #lastCommitted} can read the target. */
@@ -103,6 +109,16 @@ abstract class CommitPath<C, A> implements AutoCloseable {
     }
 
     @Override
+    void fence(JobId jobId, long epoch) {
+      committer.fence(jobId, epoch);
+    }
+
+    @Override
+    java.util.Optional<String> missingStaged(A committable) throws IOException {
+      return committer.missingStaged(committable);
+    }
+
+    @Override
     SimpleVersionedSerializer<A> serializer() {
       return serializer;
     }
@@ -157,6 +173,14 @@ abstract class CommitPath<C, A> implements AutoCloseable {
     @Override
     void abort(List<C> infos) throws IOException {
       committer.abort(infos);
+    }
+
+    @Override
+    void fence(JobId jobId, long epoch) {}
+
+    @Override
+    java.util.Optional<String> missingStaged(List<C> infos) {
+      return java.util.Optional.empty();
     }
 
     @Override

@@ -2,7 +2,10 @@ package dev.lakecommit.core.runtime;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsStagingCleanup;
@@ -13,6 +16,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
 import org.slf4j.Logger;
@@ -25,11 +30,16 @@ final class JobRun<IN, C, S, A> {
   private final StandaloneJob<IN> job;
   private final Sink<IN, C, S> sink;
   private final CommitPath<C, A> path;
+  /** The sink's target, or null for a sink without one (no epoch claim; the store's attempt is the epoch). */
+  private final CommitTarget target;
   private final int attempt;
   private final JobId jobId;
   private final TreeMap<Long, A> pending = new TreeMap<>();
   private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
 
+  /** This run's epoch: claimed in the target, or the store's attempt number for a sink without target. */
+  private long epoch;
+  private String targetIdentity = "";
   private long nextCheckpointId;
   private long lastCheckpointId;
   private long recordCount;
@@ -45,10 +55,11 @@ final class JobRun<IN, C, S, A> {
   private boolean persisting;
   private Exception failure;
 
-  JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, int attempt) {
+  JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, CommitTarget target, int attempt) {
     this.job = job;
     this.sink = sink;
     this.path = path;
+    this.target = target;
     this.attempt = attempt;
     this.jobId = job.jobId;
   }
@@ -151,25 +162,49 @@ final class JobRun<IN, C, S, A> {
         recordsRead, recordCount, commitRetries, commitRetryNanos);
   }
 
-  /** Finds the newest complete checkpoint, checks it against the target, and sets up ids and pending commits. */
+  /**
+   * Claims this run's epoch in the target (fencing every older run of the job), finds the newest complete
+   * checkpoint that no fenced run wrote, checks it against the target, sets up ids and pending commits, and deletes
+   * what older runs staged above it. The claim comes first: whatever an older run persists or commits after it is
+   * fenced, and whatever it did before is seen here.
+   */
   private CheckpointRecord restore() throws IOException {
-    List<Long> ids = job.store.checkpointIds();
-    OptionalLong watermark = path.canLookUp() ? path.lastCommitted(jobId) : OptionalLong.empty();
+    if (target != null) {
+      RunEpoch claimed = target.claimEpoch(jobId, RunEpoch.thisProcess() + ", attempt " + attempt);
+      epoch = claimed.epoch();
+      path.fence(jobId, epoch);
+      targetIdentity = target.identity();
+      LOG.info("Job {} runs as {} in {}", jobId, claimed, target.name());
+    } else {
+      epoch = attempt;
+    }
+    List<CheckpointStore.Stored> stored = job.store.checkpoints();
+    NavigableMap<Long, Long> epochStarts = job.store.epochStarts();
+    OptionalLong watermark = lastCommitted();
     CheckpointRecord record = null;
-    for (long id : ids) {
+    int readable = 0;
+    for (CheckpointStore.Stored candidate : stored) {
+      if (CheckpointStore.fencedOut(candidate, epochStarts)) {
+        LOG.info("Skipping {}: written by run epoch {} after a newer run had fenced it", job.store.describe(candidate),
+            candidate.epoch());
+        continue;
+      }
+      readable++;
       try {
-        record = job.store.load(jobId, id);
+        record = job.store.load(jobId, candidate);
         break;
       } catch (CorruptCheckpointException e) {
-        checkFallbackIsSafe(e, id, watermark);
+        checkFallbackIsSafe(e, candidate.checkpointId(), watermark);
       }
     }
-    if (record == null && !ids.isEmpty()) {
+    if (record == null && readable > 0) {
       throw new JobFailedException("No complete checkpoint of job " + jobId + " in " + job.store.location()
-          + " (all of " + ids + " are corrupt); refusing to start from scratch. Restore the files or use a new"
-          + " job id and checkpoint location.");
+          + " (all of " + job.store.checkpointIds() + " are corrupt); refusing to start from scratch. Restore the"
+          + " files or use a new job id and checkpoint location.");
     }
+    record = checkTargetIdentity(record);
     long restoredId = record == null ? 0 : record.checkpointId();
+    job.store.markEpochStart(epoch, restoredId);
     long committed = watermark.orElse(0);
     if (committed > restoredId) {
       String message = "The target already holds checkpoint " + committed + " of job " + jobId
@@ -183,25 +218,69 @@ final class JobRun<IN, C, S, A> {
       LOG.warn("{}; continuing above checkpoint {} as configured: rows after checkpoint {} are written again",
           message, committed, restoredId);
     }
-    nextCheckpointId = Math.max(Math.max(restoredId, committed), ids.isEmpty() ? 0 : ids.get(0)) + 1;
+    nextCheckpointId = Math.max(Math.max(restoredId, committed), stored.isEmpty() ? 0 : stored.get(0).checkpointId())
+        + 1;
     lastCheckpointId = restoredId;
     if (record != null) {
       recordCount = record.recordCount();
       for (Map.Entry<Long, byte[]> entry : record.pendingCommits().entrySet()) {
-        pending.put(entry.getKey(), VersionedSerialization.fromBytes(path.serializer(), entry.getValue()));
+        A committable = VersionedSerialization.fromBytes(path.serializer(), entry.getValue());
+        if (entry.getKey() > committed) {
+          checkStagedFilesExist(entry.getKey(), committable);
+        }
+        pending.put(entry.getKey(), committable);
         pendingBytes.put(entry.getKey(), entry.getValue());
       }
       LOG.info("Restored job {} from checkpoint {} ({} records read so far, {} pending commits), attempt {}",
           jobId, restoredId, recordCount, pending.size(), attempt);
     }
-    if (sink instanceof SupportsStagingCleanup cleanup) {
-      long deleted = cleanup.deleteStagedAfter(jobId, Math.max(restoredId, committed));
-      if (deleted > 0) {
-        LOG.info("Deleted {} staged files of job {} above checkpoint {}", deleted, jobId,
-            Math.max(restoredId, committed));
-      }
+    long keep = Math.max(restoredId, committed);
+    long deleted = 0;
+    if (target != null) {
+      // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11).
+      deleted = target.deleteStaged(jobId, keep, 0, epoch);
+    } else if (sink instanceof SupportsStagingCleanup cleanup) {
+      deleted = cleanup.deleteStagedAfter(jobId, keep);
+    }
+    if (deleted > 0) {
+      LOG.info("Deleted {} staged files of job {} above checkpoint {}", deleted, jobId, keep);
     }
     return record;
+  }
+
+  private OptionalLong lastCommitted() throws IOException {
+    if (target != null) {
+      return target.lastCommittedCheckpoint(jobId);
+    }
+    return path.canLookUp() ? path.lastCommitted(jobId) : OptionalLong.empty();
+  }
+
+  /** A checkpoint taken against another table (dropped and created again under the name) is never committed. */
+  private CheckpointRecord checkTargetIdentity(CheckpointRecord record) {
+    if (record == null || record.targetIdentity().isEmpty() || targetIdentity.isEmpty()
+        || record.targetIdentity().equals(targetIdentity)) {
+      return record;
+    }
+    String message = "Checkpoint " + record.checkpointId() + " of job " + jobId + " in " + job.store.location()
+        + " was taken against another table than " + target.name() + " is now (identity "
+        + record.targetIdentity() + ", now " + targetIdentity + "; was the table dropped and created again?)";
+    if (!job.freshStartOnNewTarget) {
+      throw new JobFailedException(message + ". Nothing was committed: its pending commits belong to the old"
+          + " table. Start the job afresh on the new table (it reads its input from the start), or use a new job"
+          + " id or checkpoint location.");
+    }
+    LOG.warn("{}; starting afresh from the beginning of the input, as configured", message);
+    return null;
+  }
+
+  private void checkStagedFilesExist(long checkpointId, A committable) throws IOException {
+    Optional<String> missing = path.missingStaged(committable);
+    if (missing.isPresent()) {
+      throw new JobFailedException("Pending checkpoint " + checkpointId + " of job " + jobId + " in "
+          + job.store.location() + " is not in the target, and its staged file " + missing.get()
+          + " no longer exists: committing it would make a commit without its rows. Nothing was committed."
+          + " Restore the file, or start the job afresh with a new job id.");
+    }
   }
 
   private void checkFallbackIsSafe(CorruptCheckpointException e, long id, OptionalLong watermark) {
@@ -222,7 +301,7 @@ final class JobRun<IN, C, S, A> {
     int n = job.parallelism;
     List<SinkWriter<IN, C, S>> writers = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      WriterContext context = new WriterContext(jobId, i, n, attempt, nextCheckpointId - 1);
+      WriterContext context = new WriterContext(jobId, i, n, attempt, nextCheckpointId - 1, epoch);
       if (restored == null) {
         writers.add(sink.createWriter(context));
       } else {
@@ -273,8 +352,8 @@ final class JobRun<IN, C, S, A> {
       pendingBytes.put(id, VersionedSerialization.toBytes(path.serializer(), combined));
     }
     recordCount += records;
-    CheckpointRecord record =
-        new CheckpointRecord(jobId, id, attempt, recordCount, position, states, pendingBytes);
+    CheckpointRecord record = new CheckpointRecord(jobId, id, Math.toIntExact(epoch), recordCount, position, states,
+        pendingBytes, targetIdentity);
     if (job.unsafeCommitBeforePersist) {
       commitPending();
     }
@@ -327,6 +406,10 @@ final class JobRun<IN, C, S, A> {
       } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
         skippedCommits++;
         LOG.info("Checkpoint {} of job {} was already committed ({}); skipped", id, jobId, a.reason());
+      } else if (outcome instanceof CommitOutcome.Fatal f && f.cause() instanceof FencedException fenced) {
+        throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " refused: "
+            + fenced.getMessage() + ". This run committed nothing of checkpoint " + id + " and deletes only files"
+            + " it staged itself.", fenced);
       } else if (outcome instanceof CommitOutcome.Fatal f) {
         throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
             + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
@@ -357,11 +440,14 @@ final class JobRun<IN, C, S, A> {
    * Not when the failure hit the checkpoint's own persist: it may be durable after all.
    */
   private void deleteStagedOfFailedCheckpoint() {
-    if (persisting || !(sink instanceof SupportsStagingCleanup cleanup)) {
+    if (persisting || (target == null && !(sink instanceof SupportsStagingCleanup))) {
       return;
     }
     try {
-      long deleted = cleanup.deleteStagedAfter(jobId, lastCheckpointId);
+      // Only this run's own files: a newer run of the job may be staging under the same prefixes.
+      long deleted = target != null
+          ? target.deleteStaged(jobId, lastCheckpointId, epoch, epoch)
+          : ((SupportsStagingCleanup) sink).deleteStagedAfter(jobId, lastCheckpointId);
       LOG.info("Deleted {} files staged by job {} after its last durable checkpoint {}", deleted, jobId,
           lastCheckpointId);
     } catch (IOException | RuntimeException e) {

@@ -1,8 +1,10 @@
 package dev.lakecommit.core.runtime;
 
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SupportsTarget;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
@@ -41,6 +43,7 @@ public final class StandaloneJob<IN> {
   final RestoreBehindPolicy restoreBehind;
   final JobListener listener;
   final boolean unsafeCommitBeforePersist;
+  final boolean freshStartOnNewTarget;
   final Duration stallTimeout;
   final String endpoints;
   final Supplier<String> errorProbe;
@@ -59,6 +62,7 @@ public final class StandaloneJob<IN> {
     this.restoreBehind = builder.restoreBehind;
     this.listener = builder.listener;
     this.unsafeCommitBeforePersist = builder.unsafeCommitBeforePersist;
+    this.freshStartOnNewTarget = builder.freshStartOnNewTarget;
     this.stallTimeout = builder.stallTimeout;
     this.endpoints = builder.endpoints;
     this.errorProbe = builder.errorProbe;
@@ -81,8 +85,9 @@ public final class StandaloneJob<IN> {
 
   private <C, S> JobResult runWith(Sink<IN, C, S> typedSink, int attempt)
       throws IOException, InterruptedException {
-    try (CommitPath<C, ?> path = CommitPath.of(typedSink)) {
-      return new JobRun<>(this, typedSink, path, attempt).run();
+    try (CommitTarget target = typedSink instanceof SupportsTarget t ? t.openTarget() : null;
+        CommitPath<C, ?> path = CommitPath.of(typedSink)) {
+      return new JobRun<>(this, typedSink, path, target, attempt).run();
     }
   }
 
@@ -101,6 +106,7 @@ public final class StandaloneJob<IN> {
     private RestoreBehindPolicy restoreBehind = RestoreBehindPolicy.FAIL;
     private JobListener listener = JobListener.NONE;
     private boolean unsafeCommitBeforePersist;
+    private boolean freshStartOnNewTarget;
     private Duration stallTimeout;
     private String endpoints;
     private Supplier<String> errorProbe;
@@ -198,6 +204,17 @@ public final class StandaloneJob<IN> {
      */
     public Builder<IN> errorProbe(Supplier<String> probe) {
       this.errorProbe = Objects.requireNonNull(probe, "errorProbe");
+      return this;
+    }
+
+    /**
+     * When the newest checkpoint was taken against another table than the target is now (dropped and created
+     * again under the same name): start afresh — read the input from the start and commit nothing of the old
+     * checkpoints — instead of stopping with a message (the default). Never commits into the new table what was
+     * staged for the old one.
+     */
+    public Builder<IN> freshStartOnNewTarget(boolean enabled) {
+      this.freshStartOnNewTarget = enabled;
       return this;
     }
 

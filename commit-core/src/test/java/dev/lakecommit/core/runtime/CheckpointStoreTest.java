@@ -67,7 +67,7 @@ class CheckpointStoreTest {
   void detectsTruncatedFiles() throws IOException {
     CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
     store.persist(record(1));
-    Path file = dir.resolve(CheckpointStore.checkpointName(1));
+    Path file = dir.resolve(CheckpointStore.checkpointName(1, 2));
     byte[] bytes = Files.readAllBytes(file);
     for (int length : new int[] {0, 3, 11, 12, bytes.length / 2, bytes.length - 1}) {
       Files.write(file, Arrays.copyOf(bytes, length));
@@ -82,7 +82,7 @@ class CheckpointStoreTest {
   void detectsEveryFlippedByte() throws IOException {
     CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
     store.persist(record(1));
-    Path file = dir.resolve(CheckpointStore.checkpointName(1));
+    Path file = dir.resolve(CheckpointStore.checkpointName(1, 2));
     byte[] bytes = Files.readAllBytes(file);
     for (int i = 0; i < bytes.length; i++) {
       byte[] corrupt = bytes.clone();
@@ -91,7 +91,7 @@ class CheckpointStoreTest {
       assertThatThrownBy(() -> store.load(JOB, 1))
           .as("byte %s flipped", i)
           .isInstanceOf(CorruptCheckpointException.class)
-          .hasMessageContaining(CheckpointStore.checkpointName(1));
+          .hasMessageContaining(CheckpointStore.checkpointName(1, 2));
     }
   }
 

@@ -23,6 +23,17 @@ class SerializerCompatibilityTest {
     byte[] stored = GoldenFiles.load(getClass(), "checkpoint-v1.bin", CheckpointFormat.encode(record));
 
     assertThat(CheckpointFormat.decode("checkpoint-v1.bin", stored)).isEqualTo(record);
+    assertThat(CheckpointFormat.encode(record, 1)).isEqualTo(stored);
+  }
+
+  @Test
+  void checkpointFileV2() throws IOException {
+    CheckpointRecord v1 = CheckpointStoreTest.record(7);
+    CheckpointRecord record = new CheckpointRecord(v1.jobId(), v1.checkpointId(), v1.attempt(), v1.recordCount(),
+        v1.sourcePosition(), v1.writerStates(), v1.pendingCommits(), "iceberg-table-uuid:6f1c2e0a");
+    byte[] stored = GoldenFiles.load(getClass(), "checkpoint-v2.bin", CheckpointFormat.encode(record));
+
+    assertThat(CheckpointFormat.decode("checkpoint-v2.bin", stored)).isEqualTo(record);
     assertThat(CheckpointFormat.encode(record)).isEqualTo(stored);
   }
 

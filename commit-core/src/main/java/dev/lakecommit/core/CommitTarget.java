@@ -1,0 +1,60 @@
+package dev.lakecommit.core;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Everything a sink knows of its one target table, as one closeable object: its identity, the last committed
+ * checkpoint of a job, the run epoch claim, and the staged files of a job by checkpoint and epoch. The standalone
+ * runtime, the engine adapters and the tool use it; none of them parses a watermark or sweeps a prefix on its own.
+ *
+ * <p>Thread-safe for the calls below; opened by {@link SupportsTarget#openTarget()} and closed by its caller.
+ */
+public interface CommitTarget extends Closeable {
+
+  /** The target's name for messages (for example {@code db.orders}). */
+  String name();
+
+  /**
+   * What makes this table this table (Iceberg: the table UUID; Hive: create time and location). A checkpoint
+   * records it, and a restore against another identity stops (a table dropped and created again under the same
+   * name is another table).
+   *
+   * @throws IOException if the target cannot be read
+   */
+  String identity() throws IOException;
+
+  /**
+   * The highest checkpoint of the job committed in the target, read now: the job's watermark, or, where the
+   * watermark is missing (a user removed the property), the newest checkpoint of the job in the whole commit
+   * history. Never a guess.
+   *
+   * @return empty if the job never committed to this target
+   * @throws IOException if the target cannot be read
+   */
+  OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException;
+
+  /**
+   * Claims a new run epoch for the job, greater than every epoch claimed before, with a compare-and-swap in the
+   * target. From then on every commit of an older epoch of the job fails with {@link FencedException}. Called once
+   * per run, before the run stages anything.
+   *
+   * @param run a description of the claiming run for messages (see {@link RunEpoch#thisProcess()})
+   * @throws IOException if the claim cannot be written; nothing was claimed or the claim is safe to repeat
+   */
+  RunEpoch claimEpoch(JobId jobId, String run) throws IOException;
+
+  /** The epoch the target holds for the job now, or empty if no run of the job claimed one. */
+  Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException;
+
+  /**
+   * Deletes what the job staged for checkpoints above {@code checkpointId} in runs of epochs {@code minEpoch} to
+   * {@code maxEpoch} (inclusive). The caller proves that none of these files can be committed: their checkpoints
+   * are above what the target holds and the runs of those epochs are fenced, or the epoch is the caller's own.
+   *
+   * @return the number of files deleted
+   */
+  long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
+}
