@@ -36,12 +36,20 @@ final class IcebergAggregatedCommitter
   private final Table table;
   private final StagingLayout layout;
   private final boolean coalesce;
+  private final boolean epochCheck;
 
   IcebergAggregatedCommitter(TableCommitter committer, Table table, StagingLayout layout, boolean coalesce) {
+    this(committer, table, layout, coalesce, true);
+  }
+
+  /** With {@code epochCheck} off (tests only), {@link #fence} is ignored. */
+  IcebergAggregatedCommitter(TableCommitter committer, Table table, StagingLayout layout, boolean coalesce,
+      boolean epochCheck) {
     this.committer = committer;
     this.table = table;
     this.layout = layout;
     this.coalesce = coalesce;
+    this.epochCheck = epochCheck;
   }
 
   @Override
@@ -184,6 +192,29 @@ final class IcebergAggregatedCommitter
       }
       manifest.icebergManifest().ifPresent(m -> table.io().deleteFile(m.path()));
     }
+  }
+
+  @Override
+  public void fence(JobId jobId, long epoch) {
+    if (epochCheck) {
+      committer.fence(epoch);
+    }
+  }
+
+  @Override
+  public java.util.Optional<String> missingStaged(IcebergCommittable committable) {
+    for (StagingManifest manifest : committable.manifests()) {
+      List<String> paths = new ArrayList<>();
+      manifest.icebergManifest().ifPresent(m -> paths.add(m.path()));
+      manifest.files().forEach(f -> paths.add(f.path()));
+      manifest.deleteFiles().forEach(f -> paths.add(f.path()));
+      for (String path : paths) {
+        if (!table.io().newInputFile(path).exists()) {
+          return java.util.Optional.of(path);
+        }
+      }
+    }
+    return java.util.Optional.empty();
   }
 
   @Override

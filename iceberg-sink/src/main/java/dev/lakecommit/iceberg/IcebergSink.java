@@ -8,6 +8,8 @@ import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.InputConverter;
 import dev.lakecommit.staging.StagingCleaner;
@@ -42,7 +44,8 @@ import org.apache.iceberg.data.Record;
 public final class IcebergSink<IN>
     implements Sink<IN, StagingManifest, StagingWriterState>,
         SupportsAggregatedCommitter<StagingManifest, IcebergCommittable>,
-        SupportsStagingCleanup {
+        SupportsStagingCleanup,
+        SupportsTarget {
 
   private final IcebergSinkConfig config;
   private final Catalog catalog;
@@ -51,6 +54,7 @@ public final class IcebergSink<IN>
   private final InputConverter<IN> converter;
   private final ThreadLocal<UpsertKey> routingKey;
   private boolean idempotencyCheck = true;
+  private boolean epochCheck = true;
 
   private IcebergSink(IcebergSinkConfig config, Catalog catalog, Table table, InputConverter<IN> converter) {
     this.config = config;
@@ -106,6 +110,12 @@ public final class IcebergSink<IN>
   /** Test-only: commit without the idempotency check, to show that the crash and race suites catch it. */
   IcebergSink<IN> idempotencyCheck(boolean enabled) {
     this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /** Test-only: commit without the run epoch check, to show that the concurrent-run suites catch it. */
+  IcebergSink<IN> epochCheck(boolean enabled) {
+    this.epochCheck = enabled;
     return this;
   }
 
@@ -171,7 +181,13 @@ public final class IcebergSink<IN>
     TableCommitter committer = new TableCommitter(catalog, config.table, config.mode, config.overwriteFilter,
         config.branch, config.metrics).idempotencyCheck(idempotencyCheck);
     return new IcebergAggregatedCommitter(committer, table, layout, config.mode == CommitMode.APPEND
-        && config.coalescePendingAppends);
+        && config.coalescePendingAppends, epochCheck);
+  }
+
+  /** The table as a {@link CommitTarget}: run epochs, watermark lookup, identity and staged files. */
+  @Override
+  public CommitTarget openTarget() {
+    return new IcebergTarget(catalog, config.table, config.branch, layout);
   }
 
   @Override

@@ -1,6 +1,9 @@
 package dev.lakecommit.iceberg;
 
 import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import java.util.Optional;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
@@ -26,18 +29,23 @@ final class IdempotentOperations extends ForwardingTableOperations {
   private final String branch;
   private final boolean check;
   private final AttemptHook hook;
+  private final long epoch;
   private int attempts;
   private int conflicts;
 
   IdempotentOperations(
       TableOperations delegate, CommitId commitId, String branch, boolean check, AttemptHook hook) {
-    this(delegate, commitId, commitId.checkpointId(), branch, check, hook);
+    this(delegate, commitId, commitId.checkpointId(), branch, check, hook, 0);
   }
 
-  /** For a coalesced commit of the checkpoints {@code firstCheckpointId} to {@code commitId}'s. */
+  /**
+   * For a coalesced commit of the checkpoints {@code firstCheckpointId} to {@code commitId}'s, by the run of
+   * {@code epoch} (0: a committer that claimed none, not fenced).
+   */
   IdempotentOperations(TableOperations delegate, CommitId commitId, long firstCheckpointId, String branch,
-      boolean check, AttemptHook hook) {
+      boolean check, AttemptHook hook, long epoch) {
     super(delegate);
+    this.epoch = epoch;
     this.commitId = commitId;
     this.firstCheckpointId = firstCheckpointId;
     this.branch = branch;
@@ -63,12 +71,30 @@ final class IdempotentOperations extends ForwardingTableOperations {
       }
       checkNoneCommitted(base, commitId, firstCheckpointId, branch);
     }
+    checkEpoch(base, commitId.jobId(), epoch);
     hook.beforeAttempt(attempts);
     try {
       delegate().commit(base, metadata);
     } catch (CommitFailedException e) {
       conflicts++;
       throw e;
+    }
+  }
+
+  /**
+   * Fails with {@link FencedException} unless the table holds {@code epoch} for the job (a committer of epoch 0
+   * claimed none and is not checked).
+   */
+  static void checkEpoch(TableMetadata base, JobId jobId, long epoch) {
+    if (epoch == 0) {
+      return;
+    }
+    String held = base.properties().get(RunEpoch.key(jobId));
+    RunEpoch current = held == null ? null : RunEpoch.parse(jobId, held);
+    if (current == null || current.epoch() != epoch) {
+      String location = base.location();
+      throw new FencedException("table at " + location, jobId, epoch,
+          current != null ? current : new RunEpoch(Long.MAX_VALUE, "no epoch at all: the property was removed"));
     }
   }
 

@@ -2,6 +2,7 @@ package dev.lakecommit.iceberg;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.iceberg.AppendFiles;
@@ -55,6 +56,8 @@ final class TableCommitter {
    */
   private volatile Table loaded;
   private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
+  /** The run epoch the commits must find in the table (0: not fenced). */
+  private volatile long epoch;
 
   TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,
       String branch, CommitMetrics metrics) {
@@ -76,6 +79,11 @@ final class TableCommitter {
   TableCommitter attemptHook(IdempotentOperations.AttemptHook attemptHook) {
     this.hook = attemptHook;
     return this;
+  }
+
+  /** From now on commits only while the table holds {@code runEpoch} for the job. */
+  void fence(long runEpoch) {
+    this.epoch = runEpoch;
   }
 
   CommitMode mode() {
@@ -149,7 +157,7 @@ final class TableCommitter {
       IdempotentOperations.checkNoneCommitted(ops.current(), id, changes.firstCheckpointId(), branch);
     }
     IdempotentOperations guarded =
-        new IdempotentOperations(ops, id, changes.firstCheckpointId(), branch, idempotencyCheck, hook);
+        new IdempotentOperations(ops, id, changes.firstCheckpointId(), branch, idempotencyCheck, hook, epoch);
     try {
       Transaction txn = Transactions.newTransaction(table.name(), guarded);
       apply(txn, changes);
@@ -165,6 +173,11 @@ final class TableCommitter {
       return CommitOutcome.committed("snapshot " + snapshotId);
     } catch (AlreadyCommittedException e) {
       return skipped(id, e.getMessage(), guarded.conflicts());
+    } catch (FencedException e) {
+      metrics.failed(id, e, false);
+      LOG.warn("Commit of {} to {} refused: {}", id, identifier, e.getMessage());
+      loaded = null;
+      return CommitOutcome.fatal(e);
     } catch (PartiallyCommittedException e) {
       loaded = null;
       throw e;
@@ -186,7 +199,7 @@ final class TableCommitter {
   /** The last checkpoint of the job in the table, read now; the next commit refreshes the table read here. */
   OptionalLong lastCommitted(dev.lakecommit.core.JobId jobId) {
     Table table = freshTable();
-    return Watermarks.watermark(((HasTableOperations) table).operations().current(), jobId);
+    return Watermarks.committedUpTo(((HasTableOperations) table).operations().current(), jobId, branch);
   }
 
   private void apply(Transaction txn, CheckpointChanges changes) {

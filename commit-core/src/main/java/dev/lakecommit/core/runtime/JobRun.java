@@ -76,6 +76,10 @@ final class JobRun<IN, C, S, A> {
     try {
       return runWatched();
     } catch (IOException | RuntimeException | InterruptedException e) {
+      JobFailedException fenced = fencedInstead(e);
+      if (fenced != null) {
+        throw fenced;
+      }
       if (watchdog.stalled() && failure == null) {
         Thread.interrupted();
         throw new JobFailedException("Job " + jobId + " " + watchdog.describe() + endpointsText()
@@ -92,6 +96,32 @@ final class JobRun<IN, C, S, A> {
         Thread.interrupted();
       }
     }
+  }
+
+  /**
+   * A run that failed because a newer run of the job took over (its files deleted under it, its commit refused)
+   * says so first: the failure it hit is a consequence. Null if the target still holds this run's epoch.
+   */
+  private JobFailedException fencedInstead(Exception e) {
+    if (target == null || epoch == 0) {
+      return null;
+    }
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof FencedException) {
+        return null;
+      }
+    }
+    try {
+      Optional<RunEpoch> now = target.currentEpoch(jobId);
+      if (now.isPresent() && now.get().epoch() > epoch) {
+        return new JobFailedException("Job " + jobId + " stopped: a newer run of the same job holds "
+            + now.get() + " in " + target.name() + ", so this run (epoch " + epoch + ") is fenced and commits"
+            + " nothing more; it deleted only files it staged itself. The failure it hit: " + e, e);
+      }
+    } catch (IOException | RuntimeException check) {
+      e.addSuppressed(check);
+    }
+    return null;
   }
 
   private String endpointsText() {

@@ -22,8 +22,15 @@ public final class CrashSchedule {
   public static final String PERSISTED = "persisted-before-commit";
   public static final String COMPLETE = "committed-before-next-checkpoint";
 
+  /** Point of a sink's target: the run claimed its epoch, before it read its checkpoints (once per life). */
+  public static final String EPOCH_CLAIMED = "epoch-claimed-before-restore";
+
   public static final List<String> ALL_POINTS =
       List.of(WRITE, PREPARE, PREPARED, PERSISTED, COMMIT_APPLIED, COMPLETE);
+
+  /** The points of a sink with a target ({@code SupportsTarget}): all the above and the epoch claim. */
+  public static final List<String> TARGET_POINTS =
+      List.of(WRITE, PREPARE, PREPARED, PERSISTED, COMMIT_APPLIED, COMPLETE, EPOCH_CLAIMED);
 
   /** One crash: the {@code occurrence}-th time (1-based) that {@code point} is reached. */
   public record Crash(String point, int occurrence) {

@@ -10,6 +10,9 @@ import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.WriterContext;
 import java.io.IOException;
 import java.util.List;
@@ -22,7 +25,7 @@ import java.util.OptionalLong;
  * before the runtime heard of it.
  */
 public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & SupportsAggregatedCommitter<C, A>>
-    implements Sink<IN, C, S>, SupportsAggregatedCommitter<C, A>, SupportsStagingCleanup {
+    implements Sink<IN, C, S>, SupportsAggregatedCommitter<C, A>, SupportsStagingCleanup, SupportsTarget {
 
   private final T delegate;
   private final CrashSchedule crashes;
@@ -65,6 +68,53 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
   @Override
   public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
     return delegate instanceof SupportsStagingCleanup cleanup ? cleanup.deleteStagedAfter(jobId, checkpointId) : 0;
+  }
+
+  /** The delegate's target (null if it has none), crashing right after the epoch claim. */
+  @Override
+  public CommitTarget openTarget() throws IOException {
+    if (!(delegate instanceof SupportsTarget targets)) {
+      return null;
+    }
+    CommitTarget target = targets.openTarget();
+    return new CommitTarget() {
+      @Override
+      public String name() {
+        return target.name();
+      }
+
+      @Override
+      public String identity() throws IOException {
+        return target.identity();
+      }
+
+      @Override
+      public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+        return target.lastCommittedCheckpoint(jobId);
+      }
+
+      @Override
+      public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
+        RunEpoch claimed = target.claimEpoch(jobId, run);
+        crashes.reach(CrashSchedule.EPOCH_CLAIMED, -1);
+        return claimed;
+      }
+
+      @Override
+      public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
+        return target.currentEpoch(jobId);
+      }
+
+      @Override
+      public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+        return target.deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
+      }
+
+      @Override
+      public void close() throws IOException {
+        target.close();
+      }
+    };
   }
 
   private final class Writer extends ForwardingSinkWriter<IN, C, S> {
@@ -110,6 +160,16 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     @Override
     public void abort(A committable) throws IOException {
       committer.abort(committable);
+    }
+
+    @Override
+    public void fence(JobId jobId, long epoch) {
+      committer.fence(jobId, epoch);
+    }
+
+    @Override
+    public Optional<String> missingStaged(A committable) throws IOException {
+      return committer.missingStaged(committable);
     }
 
     @Override

@@ -1,0 +1,156 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.staging.StagingCleaner;
+import dev.lakecommit.staging.StagingLayout;
+import java.io.IOException;
+import java.util.Optional;
+import java.util.OptionalLong;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.Transactions;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An Iceberg table as a {@link CommitTarget}: identity is the table UUID, the watermark and run epochs are table
+ * properties, and staged files live under the table's data location. Reads the table from the catalog at every
+ * call. Uses the sink's catalog, which it does not close.
+ */
+final class IcebergTarget implements CommitTarget {
+  private static final Logger LOG = LoggerFactory.getLogger(IcebergTarget.class);
+  private static final int CLAIM_ATTEMPTS = 20;
+
+  private final Catalog catalog;
+  private final TableIdentifier identifier;
+  private final String branch;
+  private final StagingLayout layout;
+  private int claimConflicts;
+
+  IcebergTarget(Catalog catalog, TableIdentifier identifier, String branch, StagingLayout layout) {
+    this.catalog = catalog;
+    this.identifier = identifier;
+    this.branch = branch == null ? org.apache.iceberg.SnapshotRef.MAIN_BRANCH : branch;
+    this.layout = layout;
+  }
+
+  @Override
+  public String name() {
+    return identifier.toString();
+  }
+
+  @Override
+  public String identity() throws IOException {
+    return "iceberg-table-uuid:" + metadata().uuid();
+  }
+
+  @Override
+  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+    return Watermarks.committedUpTo(metadata(), jobId, branch);
+  }
+
+  @Override
+  public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
+    return epochIn(metadata(), jobId);
+  }
+
+  /**
+   * Sets the job's epoch property to one above the current one in a metadata-only commit whose every catalog
+   * attempt checks that the current one is still there: of two runs claiming at once, one wins and the other reads
+   * the winner's and claims above it. A claim of unknown outcome is settled by reading the property back (the
+   * value holds the run's description, so it is this run's own).
+   */
+  @Override
+  public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      Table table = catalog.loadTable(identifier);
+      TableOperations ops = ((HasTableOperations) table).operations();
+      Optional<RunEpoch> current = epochIn(ops.current(), jobId);
+      RunEpoch claim = new RunEpoch(current.map(RunEpoch::epoch).orElse(0L) + 1, run);
+      try {
+        Transaction txn = Transactions.newTransaction(table.name(), new ClaimGuard(ops, jobId, current));
+        txn.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
+        txn.commitTransaction();
+        return claim;
+      } catch (EpochMoved | CommitFailedException e) {
+        claimConflicts++;
+        last = e;
+        LOG.info("Claiming run epoch {} of job {} in {} raced with another run ({}); reading it again",
+            claim.epoch(), jobId, identifier, e.getMessage());
+      } catch (CommitStateUnknownException e) {
+        Optional<RunEpoch> now = currentEpoch(jobId);
+        if (now.isPresent() && now.get().equals(claim)) {
+          return claim;
+        }
+        last = e;
+      }
+    }
+    throw new IOException("Could not claim a run epoch for job " + jobId + " in table " + identifier + " after "
+        + CLAIM_ATTEMPTS + " attempts: other runs of the job kept claiming", last);
+  }
+
+  /** Claims that lost a race and were read again (for tests: a race must be seen, not assumed). */
+  int claimConflicts() {
+    return claimConflicts;
+  }
+
+  @Override
+  public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+    Table table = catalog.loadTable(identifier);
+    return new StagingCleaner(table.io(), layout).deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
+  }
+
+  @Override
+  public void close() {}
+
+  private TableMetadata metadata() throws IOException {
+    try {
+      return ((HasTableOperations) catalog.loadTable(identifier)).operations().current();
+    } catch (RuntimeException e) {
+      throw new IOException("Cannot read table " + identifier + ": " + e.getMessage(), e);
+    }
+  }
+
+  static Optional<RunEpoch> epochIn(TableMetadata metadata, JobId jobId) {
+    String value = metadata.properties().get(RunEpoch.key(jobId));
+    return value == null ? Optional.empty() : Optional.of(RunEpoch.parse(jobId, value));
+  }
+
+  /** The claim's catalog attempts: each checks that the epoch it claims above is still the table's. */
+  private static final class ClaimGuard extends ForwardingTableOperations {
+    private final JobId jobId;
+    private final Optional<RunEpoch> expected;
+
+    ClaimGuard(TableOperations delegate, JobId jobId, Optional<RunEpoch> expected) {
+      super(delegate);
+      this.jobId = jobId;
+      this.expected = expected;
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      Optional<RunEpoch> now = epochIn(base, jobId);
+      if (!now.equals(expected)) {
+        throw new EpochMoved("the table holds " + now.map(RunEpoch::toString).orElse("no epoch") + " now");
+      }
+      delegate().commit(base, metadata);
+    }
+  }
+
+  /** Another run claimed between this claim's read and its catalog attempt. */
+  private static final class EpochMoved extends RuntimeException {
+    EpochMoved(String message) {
+      super(message);
+    }
+  }
+}
