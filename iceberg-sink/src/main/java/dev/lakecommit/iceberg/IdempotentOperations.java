@@ -30,12 +30,13 @@ final class IdempotentOperations extends ForwardingTableOperations {
   private final boolean check;
   private final AttemptHook hook;
   private final long epoch;
+  private final String tableName;
   private int attempts;
   private int conflicts;
 
   IdempotentOperations(
       TableOperations delegate, CommitId commitId, String branch, boolean check, AttemptHook hook) {
-    this(delegate, commitId, commitId.checkpointId(), branch, check, hook, 0);
+    this(delegate, commitId, commitId.checkpointId(), branch, check, hook, 0, "");
   }
 
   /**
@@ -43,9 +44,10 @@ final class IdempotentOperations extends ForwardingTableOperations {
    * {@code epoch} (0: a committer that claimed none, not fenced).
    */
   IdempotentOperations(TableOperations delegate, CommitId commitId, long firstCheckpointId, String branch,
-      boolean check, AttemptHook hook, long epoch) {
+      boolean check, AttemptHook hook, long epoch, String tableName) {
     super(delegate);
     this.epoch = epoch;
+    this.tableName = tableName;
     this.commitId = commitId;
     this.firstCheckpointId = firstCheckpointId;
     this.branch = branch;
@@ -71,7 +73,7 @@ final class IdempotentOperations extends ForwardingTableOperations {
       }
       checkNoneCommitted(base, commitId, firstCheckpointId, branch);
     }
-    checkEpoch(base, commitId.jobId(), epoch);
+    checkEpoch(base, commitId.jobId(), epoch, tableName);
     hook.beforeAttempt(attempts);
     try {
       delegate().commit(base, metadata);
@@ -85,15 +87,14 @@ final class IdempotentOperations extends ForwardingTableOperations {
    * Fails with {@link FencedException} unless the table holds {@code epoch} for the job (a committer of epoch 0
    * claimed none and is not checked).
    */
-  static void checkEpoch(TableMetadata base, JobId jobId, long epoch) {
+  static void checkEpoch(TableMetadata base, JobId jobId, long epoch, String tableName) {
     if (epoch == 0) {
       return;
     }
     String held = base.properties().get(RunEpoch.key(jobId));
     RunEpoch current = held == null ? null : RunEpoch.parse(jobId, held);
     if (current == null || current.epoch() != epoch) {
-      String location = base.location();
-      throw new FencedException("table at " + location, jobId, epoch,
+      throw new FencedException("table " + tableName, jobId, epoch,
           current != null ? current : new RunEpoch(Long.MAX_VALUE, "no epoch at all: the property was removed"));
     }
   }

@@ -157,7 +157,8 @@ final class TableCommitter {
       IdempotentOperations.checkNoneCommitted(ops.current(), id, changes.firstCheckpointId(), branch);
     }
     IdempotentOperations guarded =
-        new IdempotentOperations(ops, id, changes.firstCheckpointId(), branch, idempotencyCheck, hook, epoch);
+        new IdempotentOperations(ops, id, changes.firstCheckpointId(), branch, idempotencyCheck, hook, epoch,
+            identifier.toString());
     try {
       Transaction txn = Transactions.newTransaction(table.name(), guarded);
       apply(txn, changes);

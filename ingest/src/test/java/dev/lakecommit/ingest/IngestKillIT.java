@@ -36,4 +36,28 @@ class IngestKillIT {
     assertThat(verify.exitCode()).as("seed %s: %s", seed, verify).isZero();
     assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
   }
+
+  /**
+   * The same loop with two copies of the command racing in every round (DESIGN.md rules 10-11): SIGKILLs land on
+   * one or both, a surviving copy ends well or stops as fenced, and the table is exact at the end.
+   */
+  @Test
+  void twoCopiesRacingUnderSigkillLoseAndDuplicateNothing() throws Exception {
+    long seed = TestScale.seed();
+    int rows = TestScale.pick(50_000, 1_000_000);
+    int kills = TestScale.pick(3, 100);
+    Path input = KillLoop.writeInput(dir, rows);
+    List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), List.of(
+        "ingest", "--input", input.toString(), "--table", "load.events",
+        "--warehouse", dir.resolve("wh").toString(), "--job-id", "race-kill-test",
+        "--parallelism", "2", "--checkpoint-every-records", "5000"));
+
+    KillLoop.Result result = new KillLoop(dir, "IngestKillIT racing", seed).runRacing(command, kills, 500);
+
+    assertThat(result.killed()).as("kills (seed %s)", seed).isGreaterThanOrEqualTo(kills);
+    CliRun verify = CliRun.of("verify", "--source", input.toString(), "--table", "load.events",
+        "--warehouse", dir.resolve("wh").toString(), "--key", "id", "--json");
+    assertThat(verify.exitCode()).as("seed %s: %s", seed, verify).isZero();
+    assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+  }
 }

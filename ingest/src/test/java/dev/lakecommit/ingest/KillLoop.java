@@ -97,6 +97,65 @@ final class KillLoop {
     return new Result(runs, killed, resumedFrom(runs));
   }
 
+  /**
+   * Like {@link #run}, but every round starts two copies of {@code command} at once (the second as the first
+   * starts up), as a user who starts the same job twice: the first {@code kills} SIGKILLs land on one or both
+   * copies after one of them completed a checkpoint; a copy that is not killed must end with 0, or with 3 saying a
+   * newer copy fenced it (or that the job is running twice). Ends after a round in which a copy exited 0.
+   */
+  Result runRacing(List<String> command, int kills, int maxDelayMillis) throws Exception {
+    int killed = 0;
+    int runs = 0;
+    boolean finished = false;
+    while (!finished) {
+      assertThat(runs).as("seed %s: the job finishes within the allowed restarts", seed).isLessThan(kills * 6 + 20);
+      List<Process> copies = new ArrayList<>();
+      List<Path> logs = new ArrayList<>();
+      for (int copy = 0; copy < 2; copy++) {
+        runs++;
+        Path log = dir.resolve("run-" + runs + ".log");
+        logs.add(log);
+        copies.add(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start());
+        if (copy == 0) {
+          awaitOutput(copies.get(0), log, "Ingesting ");
+        }
+      }
+      boolean[] hit = new boolean[2];
+      if (killed < kills) {
+        int watched = random.nextInt(2);
+        awaitOutput(copies.get(watched), logs.get(watched), " complete: ");
+        copies.get(watched).waitFor(random.nextInt(maxDelayMillis), TimeUnit.MILLISECONDS);
+        int victims = 1 + random.nextInt(3); // 1: first copy, 2: second, 3: both
+        for (int copy = 0; copy < 2; copy++) {
+          if ((victims & (1 << copy)) != 0 && copies.get(copy).isAlive()) {
+            copies.get(copy).destroyForcibly().waitFor();
+            hit[copy] = true;
+            killed++;
+          }
+        }
+      }
+      for (int copy = 0; copy < 2; copy++) {
+        Process process = copies.get(copy);
+        if (!process.waitFor(10, TimeUnit.MINUTES)) {
+          process.destroyForcibly().waitFor();
+        }
+        if (hit[copy]) {
+          continue;
+        }
+        String out = Files.readString(logs.get(copy));
+        if (process.exitValue() == 0) {
+          finished = true;
+        } else {
+          assertThat(process.exitValue()).as("seed %s, %s: %s", seed, logs.get(copy), out).isEqualTo(3);
+          assertThat(out).as("seed %s, %s", seed, logs.get(copy)).containsAnyOf("fenced", "running twice");
+        }
+      }
+      System.out.printf("%s: round of runs %d-%d, killed %s%n", name, runs - 1, runs,
+          hit[0] && hit[1] ? "both" : hit[0] ? "the first" : hit[1] ? "the second" : "none");
+    }
+    return new Result(runs, killed, resumedFrom(runs));
+  }
+
   private Set<String> resumedFrom(int runs) throws IOException {
     Set<String> checkpoints = new TreeSet<>();
     for (int run = 1; run <= runs; run++) {
@@ -109,11 +168,24 @@ final class KillLoop {
   }
 
   /** Waits until the child printed {@code marker} (it is then past start-up) or ended. */
-  private static void awaitOutput(Process process, Path log, String marker) throws Exception {
+  static void awaitOutput(Process process, Path log, String marker) throws Exception {
+    awaitOutput(process, log, marker, 1);
+  }
+
+  /** Waits until the child printed {@code marker} {@code times} times, or ended. A bounded poll, not a sleep. */
+  static void awaitOutput(Process process, Path log, String marker, int times) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (!Files.readString(log).contains(marker) && process.isAlive()) {
+    while (count(Files.readString(log), marker) < times && process.isAlive()) {
       assertThat(System.nanoTime()).as("the child got going within 2 minutes").isLessThan(deadline);
       process.waitFor(20, TimeUnit.MILLISECONDS);
     }
+  }
+
+  private static int count(String text, String marker) {
+    int n = 0;
+    for (int at = text.indexOf(marker); at >= 0; at = text.indexOf(marker, at + marker.length())) {
+      n++;
+    }
+    return n;
   }
 }

@@ -106,6 +106,11 @@ public final class IngestCommand implements Callable<Integer> {
           + "FAIL (default) or CONTINUE (rows after the restored checkpoint are written again).")
   RestoreBehindPolicy restoreBehind;
 
+  @Option(names = "--start-afresh-on-new-table",
+      description = "If the checkpoint directory was written for another table of the same name (dropped and "
+          + "created again): read the input from the start into the new table instead of stopping (default: stop).")
+  boolean startAfreshOnNewTable;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -171,6 +176,7 @@ public final class IngestCommand implements Callable<Integer> {
           .checkpointEveryRecords(checkpointEveryRecords)
           .checkpointInterval(checkpointInterval)
           .restoreBehind(restoreBehind)
+          .freshStartOnNewTarget(startAfreshOnNewTable)
           .listener(progress)
           .build()
           .run();

@@ -1,0 +1,79 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.testing.TestScale;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The same {@code lakecommit ingest} command started two or three times at once, as real child JVMs, the way a
+ * user starts a second copy by mistake (DESIGN.md rules 10-11): every copy ends well, or stops saying that a newer
+ * copy fenced it; a final run and {@code verify} find every row once, and every file the table references exists
+ * (verify reads them all).
+ */
+class IngestTwiceIT {
+  private static final List<String> FAST_START = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
+  @TempDir Path dir;
+
+  @Test
+  void copiesOfOneCommandStartedTogetherNeverLoseOrDuplicateARow() throws Exception {
+    long seed = TestScale.seed();
+    Random random = new Random(seed);
+    int trials = TestScale.pick(8, 50);
+    int rows = 20_000;
+    Path input = KillLoop.writeInput(dir, rows);
+    int fenced = 0;
+    int refused = 0;
+    for (int trial = 0; trial < trials; trial++) {
+      Path warehouse = dir.resolve("wh-" + trial);
+      List<String> args = List.of("ingest", "--input", input.toString(), "--table", "load.events",
+          "--warehouse", warehouse.toString(), "--parallelism", "2", "--checkpoint-every-records", "1000");
+      List<String> command = KillLoop.command(FAST_START, args);
+      int copies = 2 + random.nextInt(2);
+      List<Process> processes = new ArrayList<>();
+      List<Path> logs = new ArrayList<>();
+      for (int copy = 0; copy < copies; copy++) {
+        if (copy > 0) {
+          // the next copy starts as the previous one starts up, or after it completed 1-3 checkpoints
+          int checkpoints = random.nextInt(4);
+          KillLoop.awaitOutput(processes.get(copy - 1), logs.get(copy - 1),
+              checkpoints == 0 ? "Ingesting " : " complete: ", Math.max(1, checkpoints));
+        }
+        Path log = dir.resolve("trial-" + trial + "-copy-" + copy + ".log");
+        logs.add(log);
+        processes.add(new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start());
+      }
+      String context = "seed " + seed + " (-Dlakecommit.seed=" + seed + "), trial " + trial;
+      for (int copy = 0; copy < copies; copy++) {
+        Process process = processes.get(copy);
+        if (!process.waitFor(5, TimeUnit.MINUTES)) {
+          process.destroyForcibly().waitFor();
+        }
+        String out = Files.readString(logs.get(copy));
+        if (process.exitValue() != 0) {
+          assertThat(process.exitValue()).as(context + ", copy " + copy + ": " + out).isEqualTo(3);
+          assertThat(out).as(context + ", copy " + copy).containsAnyOf("fenced", "running twice");
+          fenced += out.contains("fenced") ? 1 : 0;
+          refused += out.contains("running twice") ? 1 : 0;
+        }
+      }
+      CliRun last = CliRun.of(args.toArray(String[]::new));
+      assertThat(last.exitCode()).as(context + ": " + last).isZero();
+      CliRun verify = CliRun.of("verify", "--source", input.toString(), "--table", "load.events",
+          "--warehouse", warehouse.toString(), "--key", "id", "--json");
+      assertThat(verify.exitCode()).as(context + ": " + verify).isZero();
+      assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+    }
+    System.out.printf("IngestTwiceIT: %d trials, %d copies fenced, %d refused at start (seed %d)%n", trials, fenced,
+        refused, seed);
+    assertThat(fenced).as("copies fenced by a newer copy (seed %s)", seed).isPositive();
+  }
+}
