@@ -116,4 +116,79 @@ class CheckpointStoreTest {
     assertThatThrownBy(() -> new CheckpointStore(new LocalBlobStore(dir), 1))
         .hasMessage("Invalid checkpoint retention: 1 (must be >= 2)");
   }
+
+  private static CheckpointRecord record(long id, int epoch) {
+    CheckpointRecord r = record(id);
+    return new CheckpointRecord(JOB, id, epoch, r.recordCount(), r.sourcePosition(), r.writerStates(),
+        r.pendingCommits());
+  }
+
+  @Test
+  void checkpointsOfTwoRunsWithTheSameIdLiveSideBySideNewestEpochFirst() throws IOException {
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
+    store.persist(record(4, 1));
+    store.persist(record(4, 2));
+    store.persist(record(3, 1));
+
+    assertThat(store.checkpoints()).extracting(CheckpointStore.Stored::checkpointId, CheckpointStore.Stored::epoch)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(4L, 2L), org.assertj.core.groups.Tuple.tuple(4L, 1L),
+            org.assertj.core.groups.Tuple.tuple(3L, 1L));
+    assertThat(store.checkpointIds()).containsExactly(4L, 3L);
+    assertThat(store.load(JOB, 4).attempt()).as("the newest epoch's file of an id").isEqualTo(2);
+  }
+
+  @Test
+  void aCheckpointAnOlderRunPersistedAboveWhereANewerRunStartedIsFencedOut() throws IOException {
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
+    store.persist(record(2, 1));
+    store.markEpochStart(2, 2); // run 2 started from checkpoint 2 ...
+    store.persist(record(3, 1)); // ... while run 1 went on: its checkpoint 3 can never be committed
+    store.persist(record(3, 2));
+
+    var starts = store.epochStarts();
+    assertThat(starts).containsEntry(2L, 2L);
+    List<CheckpointStore.Stored> stored = store.checkpoints();
+    assertThat(stored).filteredOn(s -> CheckpointStore.fencedOut(s, starts))
+        .extracting(CheckpointStore.Stored::checkpointId, CheckpointStore.Stored::epoch)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(3L, 1L));
+    assertThat(stored).filteredOn(s -> !CheckpointStore.fencedOut(s, starts)).hasSize(2);
+  }
+
+  @Test
+  void aRunPrunesItsOwnOldCheckpointsAndOlderRunsBelowThemButNeverANewerRunsFiles() throws IOException {
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir), 2);
+    store.persist(record(1, 1));
+    store.persist(record(2, 1));
+    store.persist(record(9, 3)); // a newer run
+    store.persist(record(3, 2));
+    store.persist(record(4, 2));
+    store.persist(record(5, 2));
+
+    assertThat(store.checkpoints()).extracting(CheckpointStore.Stored::checkpointId, CheckpointStore.Stored::epoch)
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(9L, 3L), org.assertj.core.groups.Tuple.tuple(5L, 2L),
+            org.assertj.core.groups.Tuple.tuple(4L, 2L));
+  }
+
+  @Test
+  void aFencedRunDoesNotPruneOlderRunsCheckpoints() throws IOException {
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir), 2);
+    store.persist(record(2, 1));
+    store.markEpochStart(3, 2); // a newer run started from checkpoint 2 of run 1
+    store.persist(record(3, 2));
+    store.persist(record(4, 2));
+    store.persist(record(5, 2));
+
+    assertThat(store.checkpoints()).extracting(CheckpointStore.Stored::checkpointId)
+        .as("run 2 keeps its newest two and leaves run 1's checkpoint the newer run started from")
+        .containsExactly(5L, 4L, 2L);
+  }
+
+  @Test
+  void readsCheckpointFilesOfEarlierVersionsWithoutEpochInTheirName() throws IOException {
+    Files.write(dir.resolve("checkpoint-00000000000000000007.ckpt"), CheckpointFormat.encode(record(7), 1));
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
+
+    assertThat(store.checkpoints()).extracting(CheckpointStore.Stored::epoch).containsExactly(-1L);
+    assertThat(store.load(JOB, 7)).isEqualTo(record(7));
+  }
 }
