@@ -50,6 +50,13 @@ public interface CommitTarget extends Closeable {
   Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException;
 
   /**
+   * What the job staged for checkpoints above {@code checkpointId} in runs of epochs {@code minEpoch} to
+   * {@code maxEpoch} (inclusive; names without epoch count as epoch 0): the files {@link #deleteStaged} with the same
+   * arguments deletes. For dry runs and orphan reports.
+   */
+  java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
+
+  /**
    * Deletes what the job staged for checkpoints above {@code checkpointId} in runs of epochs {@code minEpoch} to
    * {@code maxEpoch} (inclusive). The caller proves that none of these files can be committed: their checkpoints
    * are above what the target holds and the runs of those epochs are fenced, or the epoch is the caller's own.

@@ -96,19 +96,7 @@ public final class StagingCleaner implements SupportsStagingCleanup {
    * @return the number of files deleted
    */
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    if (checkpointId < 0 || minEpoch < 0 || maxEpoch < minEpoch) {
-      throw new IllegalArgumentException(String.format(
-          "Invalid checkpoint id %s or epochs %s to %s (must be >= 0, in order)", checkpointId, minEpoch, maxEpoch));
-    }
-    List<String> doomed = new ArrayList<>();
-    for (FileInfo file : list(layout.jobPrefix(jobId))) {
-      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
-      OptionalLong epoch = layout.epochOf(jobId, file.location());
-      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId && epoch.isPresent()
-          && epoch.getAsLong() >= minEpoch && epoch.getAsLong() <= maxEpoch) {
-        doomed.add(file.location());
-      }
-    }
+    List<String> doomed = listStaged(jobId, checkpointId, minEpoch, maxEpoch);
     try {
       if (io instanceof SupportsBulkOperations bulk) {
         bulk.deleteFiles(doomed);
@@ -126,6 +114,27 @@ public final class StagingCleaner implements SupportsStagingCleanup {
           doomed.size(), jobId, checkpointId, minEpoch, maxEpoch, layout.root());
     }
     return doomed.size();
+  }
+
+  /**
+   * The files {@link #deleteStaged} with the same arguments deletes: staged for checkpoints above {@code
+   * checkpointId} by runs of epochs {@code minEpoch} to {@code maxEpoch}.
+   */
+  public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+    if (checkpointId < 0 || minEpoch < 0 || maxEpoch < minEpoch) {
+      throw new IllegalArgumentException(String.format(
+          "Invalid checkpoint id %s or epochs %s to %s (must be >= 0, in order)", checkpointId, minEpoch, maxEpoch));
+    }
+    List<String> found = new ArrayList<>();
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
+      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
+      OptionalLong epoch = layout.epochOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId && epoch.isPresent()
+          && epoch.getAsLong() >= minEpoch && epoch.getAsLong() <= maxEpoch) {
+        found.add(file.location());
+      }
+    }
+    return found;
   }
 
   private List<FileInfo> list(String prefix) throws IOException {

@@ -111,6 +111,13 @@ final class IcebergTarget implements CommitTarget {
   }
 
   @Override
+  public java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
+      throws IOException {
+    Table table = catalog.loadTable(identifier);
+    return new StagingCleaner(table.io(), layout).listStaged(jobId, checkpointId, minEpoch, maxEpoch);
+  }
+
+  @Override
   public void close() {}
 
   private TableMetadata metadata() throws IOException {

@@ -42,6 +42,7 @@ class CliTest {
         "--json");
     assertThat(status.exitCode()).as(status.toString()).isZero();
     assertThat(status.out()).contains("\"jobs\"").contains(": 4");
+    assertThat(status.out()).contains("\"runs\"").contains("\"2 pid ");
   }
 
   @ParameterizedTest
@@ -98,5 +99,38 @@ class CliTest {
     List<String> list = new ArrayList<>(List.of(args));
     list.addAll(List.of("--bad-records", dir.resolve("bad").toString()));
     return list.toArray(String[]::new);
+  }
+
+  /**
+   * {@code cleanup} deletes orphans of runs that a newer run fenced (safe while the job runs), and the newest
+   * run's own only when asked to.
+   */
+  @Test
+  void cleanupDeletesOnlyFencedRunsOrphansUnlessAskedForTheCurrentRun() throws Exception {
+    assertThat(CliRun.of(ingest("--job-id", "orders")).exitCode()).isZero(); // run epoch 1
+    assertThat(CliRun.of(ingest("--job-id", "orders")).exitCode()).isZero(); // run epoch 2: nothing new
+    java.nio.file.Path staging = dir.resolve("wh/demo/orders/data/lakecommit/orders/ckpt-9");
+    java.nio.file.Files.createDirectories(staging);
+    java.nio.file.Path older = java.nio.file.Files.write(staging.resolve("orders-9-e1-0-0-0.parquet"), new byte[1]);
+    java.nio.file.Path current = java.nio.file.Files.write(staging.resolve("orders-9-e2-0-0-0.parquet"), new byte[1]);
+    String[] cleanup = {"cleanup", "--table", "demo.orders", "--warehouse", dir.resolve("wh").toString(),
+        "--job-id", "orders"};
+
+    CliRun dry = CliRun.of(cleanup);
+    assertThat(dry.exitCode()).as(dry.toString()).isZero();
+    assertThat(dry.out()).contains("1 orphan staged file(s) of job orders above checkpoint 4 from runs before the"
+        + " newest (epoch 2)").contains("orders-9-e1-0-0-0.parquet").doesNotContain("orders-9-e2");
+    CliRun all = CliRun.of(java.util.stream.Stream.concat(java.util.Arrays.stream(cleanup),
+        java.util.stream.Stream.of("--include-current-run")).toArray(String[]::new));
+    assertThat(all.out()).contains("2 orphan staged file(s)");
+
+    CliRun delete = CliRun.of(java.util.stream.Stream.concat(java.util.Arrays.stream(cleanup),
+        java.util.stream.Stream.of("--delete")).toArray(String[]::new));
+    assertThat(delete.exitCode()).as(delete.toString()).isZero();
+    assertThat(delete.out()).contains("Deleted 1 orphan staged file(s)");
+    assertThat(older).doesNotExist();
+    assertThat(current).as("the newest run's file").exists();
+    assertThat(CliRun.of("verify", "--source", SAMPLE.toString(), "--table", "demo.orders",
+        "--warehouse", dir.resolve("wh").toString(), "--key", "order_id").exitCode()).isZero();
   }
 }

@@ -106,6 +106,12 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
       }
 
       @Override
+      public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
+          throws IOException {
+        return target.listStaged(jobId, checkpointId, minEpoch, maxEpoch);
+      }
+
+      @Override
       public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
         return target.deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
       }

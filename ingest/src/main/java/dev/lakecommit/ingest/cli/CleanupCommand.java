@@ -1,17 +1,14 @@
 package dev.lakecommit.ingest.cli;
 
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.runtime.CheckpointStore;
 import dev.lakecommit.iceberg.IcebergSink;
-import dev.lakecommit.staging.StagingCleaner;
-import dev.lakecommit.staging.StagingLayout;
-import org.apache.iceberg.io.FileInfo;
-import org.apache.iceberg.io.SupportsPrefixOperations;
 import java.io.PrintWriter;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.NavigableMap;
 import java.util.concurrent.Callable;
-import org.apache.iceberg.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -23,7 +20,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "cleanup", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Finds the orphan staged files of a job (checkpoints above both its last committed and its "
-        + "newest durable checkpoint). Dry run unless --delete is given.",
+        + "newest durable checkpoint) written by runs that a newer run of the job fenced: safe while the job runs. "
+        + "Dry run unless --delete is given.",
         "With --target hive also what is still staged for committed checkpoints (the commit moved their files "
             + "into the table). Run it while the job is not running."})
 public final class CleanupCommand implements Callable<Integer> {
@@ -36,6 +34,10 @@ public final class CleanupCommand implements Callable<Integer> {
   @Option(names = "--delete", description = "Delete the files (default: only list what would be deleted).")
   boolean delete;
 
+  @Option(names = "--include-current-run",
+      description = "Also the files of the job's newest run (its run epoch): only when the job is not running.")
+  boolean includeCurrentRun;
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -43,30 +45,31 @@ public final class CleanupCommand implements Callable<Integer> {
     if (table.target() == Target.HIVE) {
       return new HiveCleanup(table, job).run(out, jobId, delete);
     }
-    Table target = table.loadTable();
-    String watermark = target.properties().get(dev.lakecommit.core.CommitId.watermarkKey(jobId));
-    CheckpointStore store = job.checkpointStore(jobId, table);
-    List<Long> durable = store.checkpointIds();
-    long keep = Math.max(watermark == null ? 0 : Long.parseLong(watermark), durable.isEmpty() ? 0 : durable.get(0));
-    StagingLayout layout = StagingLayout.under(IcebergSink.stagingRoot(target));
-    StagingCleaner cleaner = new StagingCleaner(target.io(), layout);
-    if (!delete) {
-      long count = 0;
-      for (FileInfo file : ((SupportsPrefixOperations) target.io()).listPrefix(layout.jobPrefix(jobId))) {
-        OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
-        if (checkpoint.isPresent() && checkpoint.getAsLong() > keep) {
-          out.printf("  %s%n", file.location());
-          count++;
-        }
+    try (CommitTarget target = IcebergSink.forRecords(table.sinkConfig().build()).openTarget()) {
+      long committed = target.lastCommittedCheckpoint(jobId).orElse(0);
+      long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table)));
+      long current = target.currentEpoch(jobId).map(RunEpoch::epoch).orElse(0L);
+      long maxEpoch = includeCurrentRun ? current : current - 1;
+      String runs = includeCurrentRun ? "all runs" : "runs before the newest (epoch " + current + ")";
+      List<String> orphans = maxEpoch < 0 ? List.of() : target.listStaged(jobId, keep, 0, maxEpoch);
+      if (!delete) {
+        orphans.forEach(location -> out.printf("  %s%n", location));
+        out.printf("%d orphan staged file(s) of job %s above checkpoint %d from %s; run with --delete to delete"
+            + " them%n", orphans.size(), jobId, keep, runs);
+      } else {
+        long deleted = maxEpoch < 0 ? 0 : target.deleteStaged(jobId, keep, 0, maxEpoch);
+        out.printf("Deleted %d orphan staged file(s) of job %s above checkpoint %d from %s%n", deleted, jobId, keep,
+            runs);
       }
-      out.printf("%d orphan staged file(s) of job %s above checkpoint %d; run with --delete to delete them%n",
-          count, jobId, keep);
-    } else {
-      long deleted = cleaner.deleteStagedAfter(jobId, keep);
-      out.printf("Deleted %d orphan staged file(s) of job %s above checkpoint %d%n", deleted, jobId, keep);
     }
     out.flush();
     return 0;
   }
 
+  /** The newest checkpoint a restore would use: stored, and not written by a run that a newer run fenced. */
+  static long newestDurable(CheckpointStore store) throws java.io.IOException {
+    NavigableMap<Long, Long> starts = store.epochStarts();
+    return store.checkpoints().stream().filter(s -> !CheckpointStore.fencedOut(s, starts))
+        .mapToLong(CheckpointStore.Stored::checkpointId).max().orElse(0);
+  }
 }

@@ -54,11 +54,15 @@ public final class StatusCommand implements Callable<Integer> {
       Snapshot current = target.currentSnapshot();
       status.put("snapshot", current == null ? null : current.snapshotId());
       jobs = new LinkedHashMap<>();
+      Map<String, String> runs = new LinkedHashMap<>();
       target.properties().forEach((key, value) -> {
         if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
           jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), Long.parseLong(value));
+        } else if (key.startsWith(dev.lakecommit.core.RunEpoch.EPOCH_KEY_PREFIX)) {
+          runs.put(key.substring(dev.lakecommit.core.RunEpoch.EPOCH_KEY_PREFIX.length()), value);
         }
       });
+      status.put("runs", runs);
     }
     status.put("jobs", jobs);
     if (job.jobId != null) {
@@ -76,7 +80,9 @@ public final class StatusCommand implements Callable<Integer> {
       if (jobs.isEmpty()) {
         out.println("no Lakecommit job has committed to this table");
       }
-      jobs.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%n", id, checkpoint));
+      Map<?, ?> runs = status.get("runs") instanceof Map<?, ?> m ? m : Map.of();
+      jobs.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%n", id, checkpoint,
+          runs.containsKey(id) ? "; newest run: epoch " + runs.get(id) : ""));
       if (status.get("job") instanceof Map<?, ?> detail) {
         detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
       }
