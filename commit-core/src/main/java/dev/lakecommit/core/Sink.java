@@ -4,10 +4,9 @@ import java.io.IOException;
 import java.util.List;
 
 /**
- * A factory of writers for one target. What happens to a writer's commit infos is a capability of the sink:
- * {@link SupportsAggregatedCommitter} (one global commit per checkpoint, the normal case for tables) or
- * {@link SupportsCommitter} (a commit per writer's info, for targets without a global commit). A sink offers one
- * of the two; a runtime refuses a sink that offers neither.
+ * A factory of writers for one target. The writers' commit infos of a checkpoint are combined into one commit of
+ * the target by the sink's {@link SupportsAggregatedCommitter aggregated committer}; what the sink knows of its
+ * target (epochs, watermark, staged files) is its {@link SupportsTarget target}.
  *
  * <p>Call order, driven by the runtime (standalone, Flink or Spark):
  *
@@ -24,7 +23,7 @@ import java.util.List;
  * @param <C> commit info a writer emits per checkpoint (for example a manifest of staged files)
  * @param <S> writer state kept in a checkpoint: references and positions, never the data itself
  */
-public interface Sink<IN, C, S> {
+public interface Sink<IN, C, S> extends AutoCloseable {
 
   /** A writer for a fresh start of the job (no state to restore). */
   SinkWriter<IN, C, S> createWriter(WriterContext context) throws IOException;
@@ -40,4 +39,12 @@ public interface Sink<IN, C, S> {
 
   /** Serializer of the writer states. */
   SimpleVersionedSerializer<S> writerStateSerializer();
+
+  /**
+   * Releases what the sink holds (a catalog's connections, a metastore client). Called by whoever built the sink,
+   * once it is done with it and with every writer, committer and target it made; a runtime never closes a sink it
+   * was given. The default holds nothing.
+   */
+  @Override
+  default void close() throws IOException {}
 }

@@ -200,6 +200,17 @@ public final class IcebergSink<IN>
     return new StagingCleaner(table.io(), layout).deleteStagedAfter(jobId, checkpointId);
   }
 
+  /**
+   * Closes the sink's catalog (a JDBC catalog's connection pool, a REST client). Writers, committers and targets
+   * made by this sink must not be used after it.
+   */
+  @Override
+  public void close() throws IOException {
+    if (catalog instanceof java.io.Closeable closeable) {
+      closeable.close();
+    }
+  }
+
   /** The commit id a committable of this sink carries. */
   static CommitId commitIdOf(IcebergCommittable committable) {
     return committable.commitId();

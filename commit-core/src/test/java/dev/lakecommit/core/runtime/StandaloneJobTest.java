@@ -8,9 +8,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
-import dev.lakecommit.core.SinkCommitter;
 import dev.lakecommit.core.SinkWriter;
-import dev.lakecommit.core.SupportsCommitter;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.Audit;
@@ -179,18 +177,8 @@ class StandaloneJobTest {
   }
 
   @Test
-  void theTwoLevelCommitterPathCommitsEachWritersInfoOnce() throws Exception {
-    TwoLevelSink sink = new TwoLevelSink(sink());
-    JobResult result = job(sink, 500).build().run();
-
-    assertThat(result.commits()).isEqualTo(5);
-    assertThat(sink.committed).hasSize(15);
-    assertThat(Audit.of(500, table().read().keys()).exact()).isTrue();
-  }
-
-  @Test
   void aSinkWithoutACommitterIsRefused() throws Exception {
-    TwoLevelSink twoLevel = new TwoLevelSink(sink());
+    DirectoryTableSink twoLevel = sink();
     Sink<Long, RefManifest, Long> bare = new Sink<>() {
       @Override
       public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) throws IOException {
@@ -214,7 +202,7 @@ class StandaloneJobTest {
       }
     };
     assertThatThrownBy(() -> job(bare, 10).build().run())
-        .hasMessageContaining("must implement SupportsAggregatedCommitter or SupportsCommitter");
+        .hasMessageContaining("must implement SupportsAggregatedCommitter");
   }
 
   @Test
@@ -316,38 +304,6 @@ class StandaloneJobTest {
   }
 
   /** Writers of the reference sink, committed one writer's info at a time (the two-level path). */
-  private static final class TwoLevelSink extends ForwardingSink implements SupportsCommitter<RefManifest> {
-    final Set<String> committed = ConcurrentHashMap.newKeySet();
-
-    TwoLevelSink(DirectoryTableSink delegate) {
-      super(delegate);
-    }
-
-    @Override
-    public SinkCommitter<RefManifest> createCommitter() {
-      // The table's own check is per checkpoint; this committer keys by (checkpoint, writer) itself.
-      var aggregated = new DirectoryTableSink(delegate.table(), CrashSchedule.none(), 25)
-          .skipIdempotencyCheck(true).createAggregatedCommitter();
-      return new SinkCommitter<>() {
-        @Override
-        public List<RefManifest> commit(List<RefManifest> infos) {
-          for (RefManifest info : infos) {
-            // one log line per writer; the writer index makes the key, so a replay is skipped
-            String key = info.checkpointId() + "/" + info.writer();
-            if (committed.add(key)) {
-              aggregated.commit(new RefManifest(info.jobId(), info.checkpointId(), info.writer(), info.files(),
-                  info.records()));
-            }
-          }
-          return List.of();
-        }
-
-        @Override
-        public void abort(List<RefManifest> infos) {}
-      };
-    }
-  }
-
   private abstract static class ForwardingSink implements Sink<Long, RefManifest, Long> {
     final DirectoryTableSink delegate;
 

@@ -45,7 +45,8 @@ public final class CleanupCommand implements Callable<Integer> {
     if (table.target() == Target.HIVE) {
       return new HiveCleanup(table, job).run(out, jobId, delete);
     }
-    try (CommitTarget target = IcebergSink.forRecords(table.sinkConfig().build()).openTarget()) {
+    try (IcebergSink<org.apache.iceberg.data.Record> sink = IcebergSink.forRecords(table.sinkConfig().build());
+        CommitTarget target = sink.openTarget()) {
       long committed = target.lastCommittedCheckpoint(jobId).orElse(0);
       long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table)));
       long current = target.currentEpoch(jobId).map(RunEpoch::epoch).orElse(0L);

@@ -125,8 +125,10 @@ public final class IngestCommand implements Callable<Integer> {
     if (table.target() == Target.HIVE) {
       HiveIngest hive = new HiveIngest(table, source.schema(), partitionBy, !noCreateTable);
       hive.location(tableLocation).external(external).successFiles(successFiles).codec(codec);
-      HiveSink<Record> sink = hive.sink();
-      JobResult result = run(out, sink, source, jobId);
+      JobResult result;
+      try (HiveSink<Record> sink = hive.sink()) {
+        result = run(out, sink, source, jobId);
+      }
       hive.report(out, jobId, result);
       RuntimeOptions.report(out, result);
       return 0;
@@ -138,12 +140,14 @@ public final class IngestCommand implements Callable<Integer> {
     if (codec != null) {
       config.codec(codec);
     }
-    IcebergSink<Record> sink = IcebergSink.forRecords(config.build());
-    JobResult result = run(out, sink, source, jobId);
-    report(out, sink.table(), jobId, result);
-    RuntimeOptions.report(out, result);
+    try (IcebergSink<Record> sink = IcebergSink.forRecords(config.build())) {
+      JobResult result = run(out, sink, source, jobId);
+      report(out, sink.table(), jobId, result);
+      RuntimeOptions.report(out, result);
+    }
     return 0;
   }
+
 
   /** Options of the other target are refused before anything is read. */
   private void checkTargetOptions() {
