@@ -296,14 +296,19 @@ class RunFencingTest {
     }
   }
 
-  /** Scenario 4: the table dropped and created again while the checkpoint directory survives. */
+  /**
+   * Scenario 4: the table dropped and created again while the checkpoint directory survives. The old table's runs
+   * reached epoch 3; the new table's epochs start over, and its checkpoints must still be restorable.
+   */
   @ParameterizedTest(name = "{0}")
   @MethodSource("catalogs")
   void aRestoreAgainstARecreatedTableStopsOrStartsAfreshButNeverCommitsTheOldFiles(String catalog)
       throws Exception {
     CatalogFixture fixture = CatalogFixture.named(catalog, dir, servers);
     Path checkpoints = dir.resolve("checkpoints");
-    crashAfterPersisting(fixture, checkpoints, 3);
+    for (long checkpoint = 2; checkpoint <= 4; checkpoint++) {
+      crashAfterPersisting(fixture, checkpoints, checkpoint, false); // runs of epochs 1, 2 and 3
+    }
     Catalog catalogue = fixture.newCatalog();
     catalogue.dropTable(TestTables.IDENT, false);
     IcebergSink<Record> onNewTable = sink(fixture, true); // creates the table again
@@ -314,10 +319,11 @@ class RunFencingTest {
         .hasMessageContaining("dropped and created again");
     assertThat(fixture.newCatalog().loadTable(TestTables.IDENT).currentSnapshot()).as("nothing committed").isNull();
 
-    JobResult fresh = StandaloneJob.builder(sink(fixture, true), IcebergCrashMatrixTest.records(ROWS))
-        .jobId(JOB).checkpointStore(new CheckpointStore(new LocalBlobStore(checkpoints))).parallelism(2)
-        .checkpointEveryRecords(50).freshStartOnNewTarget(true).build().run();
-    assertThat(fresh.restoredCheckpointId()).isZero();
+    // Started afresh, the new table's run (epoch 2 there) dies after its first checkpoint (5) ...
+    crashAfterPersisting(fixture, checkpoints, 5, true);
+    // ... and the next run resumes from it, not from a checkpoint of the old table.
+    JobResult resumed = job(sink(fixture, true), checkpoints, 50, ROWS, JobListener.NONE).run();
+    assertThat(resumed.restoredCheckpointId()).isEqualTo(5);
     assertExact(fixture.newCatalog().loadTable(TestTables.IDENT), ROWS);
   }
 
@@ -326,7 +332,7 @@ class RunFencingTest {
   void aPendingCommitWhoseStagedFileIsGoneIsNeverCommitted() throws Exception {
     CatalogFixture fixture = CatalogFixture.hadoop(dir);
     Path checkpoints = dir.resolve("checkpoints");
-    crashAfterPersisting(fixture, checkpoints, 3);
+    crashAfterPersisting(fixture, checkpoints, 3, false);
     Table table = fixture.newCatalog().loadTable(TestTables.IDENT);
     Path ckpt3 = Path.of((IcebergSink.stagingRoot(table) + "/" + JOB + "/ckpt-3").replaceFirst("^file:", ""));
     Path victim;
@@ -373,15 +379,20 @@ class RunFencingTest {
     assertThat(snapshotsPerCheckpoint(after).values()).allMatch(n -> n == 1);
   }
 
-  private void crashAfterPersisting(CatalogFixture fixture, Path checkpoints, long checkpoint) throws Exception {
-    crashAt(fixture, checkpoints, l -> new JobListener() {
+  private void crashAfterPersisting(CatalogFixture fixture, Path checkpoints, long checkpoint, boolean afresh)
+      throws Exception {
+    JobListener crash = new JobListener() {
       @Override
       public void onCheckpointPersisted(long checkpointId) {
         if (checkpointId == checkpoint) {
           throw new dev.lakecommit.core.testing.SimulatedCrash("persisted-before-commit", checkpointId);
         }
       }
-    });
+    };
+    StandaloneJob<Record> job = StandaloneJob.builder(sink(fixture, true), IcebergCrashMatrixTest.records(ROWS))
+        .jobId(JOB).checkpointStore(new CheckpointStore(new LocalBlobStore(checkpoints))).parallelism(2)
+        .checkpointEveryRecords(50).freshStartOnNewTarget(afresh).listener(crash).build();
+    assertThatThrownBy(job::run).isInstanceOf(dev.lakecommit.core.testing.SimulatedCrash.class);
   }
 
   private void crashAt(CatalogFixture fixture, Path checkpoints,

@@ -86,7 +86,8 @@ public final class CheckpointStore {
       }
     }
     List<Stored> doomed = new ArrayList<>(own.subList(Math.min(retained, own.size()), own.size()));
-    if (own.size() >= retained && epochStarts().keySet().stream().noneMatch(e -> e > epoch)) {
+    if (own.size() >= retained
+        && epochStarts(record.targetIdentity()).keySet().stream().noneMatch(e -> e > epoch)) {
       long oldestKept = own.get(retained - 1).checkpointId();
       older.stream().filter(s -> s.checkpointId() < oldestKept).forEach(doomed::add);
     }
@@ -124,29 +125,59 @@ public final class CheckpointStore {
   }
 
   /**
-   * Records that the run of {@code epoch} starts from {@code baseCheckpointId} (0 for none). Written once per run,
-   * after its epoch is claimed and the store read, before the run deletes or stages anything.
+   * Records that the run of {@code epoch} starts from {@code baseCheckpointId} (0 for none) on the target of
+   * {@code targetIdentity}. Written once per run, after its epoch is claimed and the store read, before the run
+   * deletes or stages anything. A marker of the same epoch left by another table (dropped and created again under
+   * the name, whose epochs start over) is replaced.
+   *
+   * @throws IOException if the same target's epoch already has a marker: two runs were handed one epoch
    */
-  public void markEpochStart(long epoch, long baseCheckpointId) throws IOException {
-    blobs.publish(String.format("%s%020d", EPOCH_PREFIX, epoch),
-        Long.toString(baseCheckpointId).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+  public void markEpochStart(long epoch, long baseCheckpointId, String targetIdentity) throws IOException {
+    String name = String.format("%s%020d", EPOCH_PREFIX, epoch);
+    byte[] bytes = (baseCheckpointId + "\n" + targetIdentity).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    try {
+      blobs.publish(name, bytes);
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      String[] existing = marker(name);
+      if (existing == null || existing[1].equals(targetIdentity)) {
+        throw new IOException("Run epoch " + epoch + " of this job started twice in " + blobs.location()
+            + ": the target handed one epoch to two runs", e);
+      }
+      blobs.delete(name);
+      blobs.publish(name, bytes);
+    }
   }
 
-  /** Where each recorded run epoch started: epoch to the checkpoint it started from. */
-  public java.util.NavigableMap<Long, Long> epochStarts() throws IOException {
+  /**
+   * Where each recorded run epoch on the target of {@code targetIdentity} started: epoch to the checkpoint it
+   * started from. Markers of other targets (a table dropped and created again) are left out.
+   */
+  public java.util.NavigableMap<Long, Long> epochStarts(String targetIdentity) throws IOException {
     java.util.TreeMap<Long, Long> starts = new java.util.TreeMap<>();
     for (String name : blobs.list()) {
       String digits = name.startsWith(EPOCH_PREFIX) ? name.substring(EPOCH_PREFIX.length()) : "";
-      if (isNumber(digits)) {
+      String[] marker = isNumber(digits) ? marker(name) : null;
+      if (marker != null && marker[1].equals(targetIdentity)) {
         try {
-          String base = new String(blobs.read(name), java.nio.charset.StandardCharsets.UTF_8).trim();
-          starts.put(Long.parseLong(digits), Long.parseLong(base));
-        } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException | NumberFormatException e) {
-          // a marker being written or pruned: ignored
+          starts.put(Long.parseLong(digits), Long.parseLong(marker[0]));
+        } catch (NumberFormatException e) {
+          // not a marker this store wrote
         }
       }
     }
     return starts;
+  }
+
+  /** A marker's base checkpoint and target identity, or null if it is gone. */
+  private String[] marker(String name) throws IOException {
+    try {
+      String text = new String(blobs.read(name), java.nio.charset.StandardCharsets.UTF_8);
+      int newline = text.indexOf('\n');
+      return newline < 0 ? new String[] {text.trim(), ""}
+          : new String[] {text.substring(0, newline).trim(), text.substring(newline + 1)};
+    } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException e) {
+      return null;
+    }
   }
 
   /**

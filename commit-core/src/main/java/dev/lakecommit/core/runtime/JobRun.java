@@ -209,7 +209,7 @@ final class JobRun<IN, C, S, A> {
       epoch = attempt;
     }
     List<CheckpointStore.Stored> stored = job.store.checkpoints();
-    NavigableMap<Long, Long> epochStarts = job.store.epochStarts();
+    NavigableMap<Long, Long> epochStarts = job.store.epochStarts(targetIdentity);
     OptionalLong watermark = lastCommitted();
     CheckpointRecord record = null;
     int readable = 0;
@@ -234,7 +234,7 @@ final class JobRun<IN, C, S, A> {
     }
     record = checkTargetIdentity(record);
     long restoredId = record == null ? 0 : record.checkpointId();
-    job.store.markEpochStart(epoch, restoredId);
+    job.store.markEpochStart(epoch, restoredId, targetIdentity);
     long committed = watermark.orElse(0);
     if (committed > restoredId) {
       String message = "The target already holds checkpoint " + committed + " of job " + jobId

@@ -141,11 +141,11 @@ class CheckpointStoreTest {
   void aCheckpointAnOlderRunPersistedAboveWhereANewerRunStartedIsFencedOut() throws IOException {
     CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
     store.persist(record(2, 1));
-    store.markEpochStart(2, 2); // run 2 started from checkpoint 2 ...
+    store.markEpochStart(2, 2, ""); // run 2 started from checkpoint 2 ...
     store.persist(record(3, 1)); // ... while run 1 went on: its checkpoint 3 can never be committed
     store.persist(record(3, 2));
 
-    var starts = store.epochStarts();
+    var starts = store.epochStarts("");
     assertThat(starts).containsEntry(2L, 2L);
     List<CheckpointStore.Stored> stored = store.checkpoints();
     assertThat(stored).filteredOn(s -> CheckpointStore.fencedOut(s, starts))
@@ -173,7 +173,7 @@ class CheckpointStoreTest {
   void aFencedRunDoesNotPruneOlderRunsCheckpoints() throws IOException {
     CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir), 2);
     store.persist(record(2, 1));
-    store.markEpochStart(3, 2); // a newer run started from checkpoint 2 of run 1
+    store.markEpochStart(3, 2, ""); // a newer run started from checkpoint 2 of run 1
     store.persist(record(3, 2));
     store.persist(record(4, 2));
     store.persist(record(5, 2));
@@ -190,5 +190,17 @@ class CheckpointStoreTest {
 
     assertThat(store.checkpoints()).extracting(CheckpointStore.Stored::epoch).containsExactly(-1L);
     assertThat(store.load(JOB, 7)).isEqualTo(record(7));
+  }
+
+  @Test
+  void epochMarkersOfARecreatedTableAreReplacedAndIgnored() throws IOException {
+    CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
+    store.markEpochStart(1, 0, "table-a");
+    store.markEpochStart(5, 3, "table-a");
+    store.markEpochStart(1, 4, "table-b"); // the table dropped and created again: its epochs start over
+
+    assertThat(store.epochStarts("table-b")).containsExactly(java.util.Map.entry(1L, 4L));
+    assertThat(store.epochStarts("table-a")).containsExactly(java.util.Map.entry(5L, 3L));
+    assertThatThrownBy(() -> store.markEpochStart(1, 4, "table-b")).hasMessageContaining("started twice");
   }
 }

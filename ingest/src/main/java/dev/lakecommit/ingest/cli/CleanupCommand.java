@@ -48,7 +48,7 @@ public final class CleanupCommand implements Callable<Integer> {
     try (IcebergSink<org.apache.iceberg.data.Record> sink = IcebergSink.forRecords(table.sinkConfig().build());
         CommitTarget target = sink.openTarget()) {
       long committed = target.lastCommittedCheckpoint(jobId).orElse(0);
-      long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table)));
+      long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table), target.identity()));
       long current = target.currentEpoch(jobId).map(RunEpoch::epoch).orElse(0L);
       long maxEpoch = includeCurrentRun ? current : current - 1;
       String runs = includeCurrentRun ? "all runs" : "runs before the newest (epoch " + current + ")";
@@ -68,8 +68,8 @@ public final class CleanupCommand implements Callable<Integer> {
   }
 
   /** The newest checkpoint a restore would use: stored, and not written by a run that a newer run fenced. */
-  static long newestDurable(CheckpointStore store) throws java.io.IOException {
-    NavigableMap<Long, Long> starts = store.epochStarts();
+  static long newestDurable(CheckpointStore store, String identity) throws java.io.IOException {
+    NavigableMap<Long, Long> starts = store.epochStarts(identity);
     return store.checkpoints().stream().filter(s -> !CheckpointStore.fencedOut(s, starts))
         .mapToLong(CheckpointStore.Stored::checkpointId).max().orElse(0);
   }
