@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Structured Streaming through {@code foreachBatch}: a replayed micro-batch is skipped; a query stopped mid-stream
  * and restarted on the same checkpoint location (also with the last batch's entry in Spark's commit log lost, so
- * Spark replays a batch the table already holds) ends with every input row exactly once.
+ * Spark replays a batch the table already holds) ends with every input row exactly once; so do queries on new
+ * checkpoint locations writing one pinned job id one after another.
  */
 class StreamingWriteIT {
   @TempDir
@@ -112,6 +114,67 @@ class StreamingWriteIT {
     assertThat(count(after.snapshots())).isEqualTo(files);
     assertThat(after.properties())
         .containsEntry(CommitId.watermarkKey(JobId.of("spark-" + first.id())), Long.toString(files));
+  }
+
+  /**
+   * Issue #14, scenario 5: a pinned job id and a new checkpoint location. The new query's batch ids start at 0 again,
+   * below the job's watermark; they must map above it, or its rows are skipped as "already committed". Then the
+   * first query's checkpoint location is started once more with its last batch's commit log entry lost: the replayed
+   * batch is skipped, its new batch is written. Every row of every query ends in the table exactly once, and every
+   * start claimed a run epoch.
+   */
+  @Test
+  void aNewCheckpointLocationWithAPinnedJobIdWritesEveryRowOnce() throws Exception {
+    int rowsPerFile = 200;
+    String tableName = "db.pinned";
+    JobId job = JobId.of("pinned-events");
+    SerializableSupplier<dev.lakecommit.iceberg.IcebergSinkConfig> config =
+        StreamingTestSupport.config(catalog, tableName);
+    Path input1 = dir.resolve("pinned-input-1");
+    Path checkpoint1 = dir.resolve("pinned-checkpoint-1");
+    StreamingTestSupport.writeInput(input1, 0, 4, rowsPerFile);
+
+    StreamingQuery first = start(input1, checkpoint1, LakecommitSpark.foreachBatch().jobId(job.value())
+        .iceberg(config));
+    first.processAllAvailable();
+    first.stop();
+    Table table = SparkTestSupport.load(catalog, tableName);
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "4");
+
+    // A new checkpoint location (a new query id) for the same job, over new input: batch ids 0, 1, 2 again.
+    Path input2 = dir.resolve("pinned-input-2");
+    StreamingTestSupport.writeInput(input2, 4, 3, rowsPerFile);
+    StreamingQuery second = start(input2, dir.resolve("pinned-checkpoint-2"),
+        LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config));
+    second.processAllAvailable();
+    second.stop();
+
+    assertThat(second.id()).isNotEqualTo(first.id());
+    table.refresh();
+    assertThat(icebergIds(table)).as("rows of both queries in %s, job %s", tableName, job)
+        .containsExactlyInAnyOrderElementsOf(range(0, 7L * rowsPerFile));
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "7")
+        .containsEntry(BatchIds.key(job), "1 " + second.id() + ":0:4 " + first.id() + ":3");
+
+    // The first query's checkpoint location again, with Spark's record of its last batch (3) lost: Spark replays
+    // batch 3, which the first query committed, then reads the new file as batch 4.
+    Files.delete(checkpoint1.resolve("commits").resolve("3"));
+    Files.deleteIfExists(checkpoint1.resolve("commits").resolve(".3.crc"));
+    StreamingTestSupport.writeInput(input1, 7, 1, rowsPerFile);
+    StreamingQuery again = start(input1, checkpoint1, LakecommitSpark.foreachBatch().jobId(job.value())
+        .iceberg(config));
+    again.processAllAvailable();
+    again.stop();
+
+    assertThat(again.id()).isEqualTo(first.id());
+    table.refresh();
+    List<Long> ids = icebergIds(table);
+    assertThat(ids).as("rows of all runs in %s, job %s", tableName, job).hasSize(8 * rowsPerFile)
+        .containsExactlyInAnyOrderElementsOf(range(0, 8L * rowsPerFile));
+    assertThat(sparkIds("ice." + tableName)).containsExactlyInAnyOrderElementsOf(range(0, 8L * rowsPerFile));
+    assertThat(count(table.snapshots())).isEqualTo(8); // one per batch that had rows, none for the replay
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "8");
+    assertThat(RunEpoch.parse(job, table.properties().get(RunEpoch.key(job))).epoch()).isEqualTo(3);
   }
 
   static StreamingQuery start(Path input, Path checkpoint, VoidFunction2<Dataset<Row>, Long> function)
