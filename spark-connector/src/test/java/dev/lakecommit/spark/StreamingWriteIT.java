@@ -3,6 +3,7 @@ package dev.lakecommit.spark;
 import static dev.lakecommit.spark.SparkTestSupport.icebergIds;
 import static dev.lakecommit.spark.SparkTestSupport.range;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
@@ -175,6 +176,40 @@ class StreamingWriteIT {
     assertThat(count(table.snapshots())).isEqualTo(8); // one per batch that had rows, none for the replay
     assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "8");
     assertThat(RunEpoch.parse(job, table.properties().get(RunEpoch.key(job))).epoch()).isEqualTo(3);
+  }
+
+  /**
+   * Two runs of one pinned job (DESIGN.md rule 10): the second run's first micro-batch claims a newer epoch, and
+   * from then on the first run commits nothing: its next batch fails saying it is fenced, naming table, job and
+   * checkpoint, and leaves no staged file behind.
+   */
+  @Test
+  void aSecondRunOfAPinnedJobFencesTheFirst() throws Exception {
+    String tableName = "db.fenced";
+    JobId job = JobId.of("fenced-stream");
+    SerializableSupplier<dev.lakecommit.iceberg.IcebergSinkConfig> config =
+        StreamingTestSupport.config(catalog, tableName);
+    MicroBatchWriter older = LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config);
+    MicroBatchWriter newer = LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config);
+
+    older.call(SparkTestSupport.rows(spark, 0, 100, 2).select("id", "name"), 0L);
+    newer.call(SparkTestSupport.rows(spark, 0, 100, 2).select("id", "name"), 0L); // a replay: skipped
+    newer.call(SparkTestSupport.rows(spark, 100, 100, 2).select("id", "name"), 1L);
+    assertThatThrownBy(() -> older.call(SparkTestSupport.rows(spark, 1_000, 100, 2).select("id", "name"), 2L))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("fenced")
+        .hasMessageContaining("checkpoint 3 of job fenced-stream").hasMessageContaining("db.fenced")
+        .hasMessageContaining("epoch 2");
+    newer.call(SparkTestSupport.rows(spark, 200, 100, 2).select("id", "name"), 2L);
+
+    Table table = SparkTestSupport.load(catalog, tableName);
+    assertThat(icebergIds(table)).containsExactlyInAnyOrderElementsOf(range(0, 300));
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "3");
+    assertThat(count(table.snapshots())).isEqualTo(3);
+    Path staged = Path.of(java.net.URI.create(table.location())).resolve("data/lakecommit/" + job.value());
+    try (Stream<Path> files = Files.walk(staged)) {
+      assertThat(files.map(Path::toString).filter(p -> p.endsWith(".parquet")))
+          .as("files staged by the fenced run (epoch 1) for checkpoint 3").noneMatch(p -> p.contains("-3-e1-"));
+    }
   }
 
   static StreamingQuery start(Path input, Path checkpoint, VoidFunction2<Dataset<Row>, Long> function)
