@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
  * optionally coalesces several pending append checkpoints into one snapshot.
  */
 final class IcebergAggregatedCommitter
-    implements SinkAggregatedCommitter<StagingManifest, IcebergCommittable>, SupportsCommitLookup {
+    implements SinkAggregatedCommitter<StagingManifest, IcebergCommittable>, SupportsCommitLookup,
+        SupportsCommitProperties {
   private static final Logger LOG = LoggerFactory.getLogger(IcebergAggregatedCommitter.class);
 
   private final TableCommitter committer;
@@ -220,6 +221,20 @@ final class IcebergAggregatedCommitter
   @Override
   public CommitId commitId(IcebergCommittable committable) {
     return committable.commitId();
+  }
+
+  @Override
+  public void commitProperties(Map<String, String> properties) {
+    committer.commitProperties(properties);
+  }
+
+  @Override
+  public Map<String, String> currentProperties() throws IOException {
+    try {
+      return committer.currentProperties();
+    } catch (RuntimeException e) {
+      throw new IOException("Cannot read the properties of table " + table.name(), e);
+    }
   }
 
   @Override

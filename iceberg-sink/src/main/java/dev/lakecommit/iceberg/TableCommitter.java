@@ -58,6 +58,8 @@ final class TableCommitter {
   private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
   /** The run epoch the commits must find in the table (0: not fenced). */
   private volatile long epoch;
+  /** Set in the transaction of every commit, next to the watermark ({@link SupportsCommitProperties}). */
+  private volatile java.util.Map<String, String> commitProperties = java.util.Map.of();
 
   TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,
       String branch, CommitMetrics metrics) {
@@ -84,6 +86,24 @@ final class TableCommitter {
   /** From now on commits only while the table holds {@code runEpoch} for the job. */
   void fence(long runEpoch) {
     this.epoch = runEpoch;
+  }
+
+  /** From now on every commit also sets these table properties in its transaction. */
+  void commitProperties(java.util.Map<String, String> properties) {
+    for (String key : properties.keySet()) {
+      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)
+          || key.startsWith(dev.lakecommit.core.RunEpoch.EPOCH_KEY_PREFIX)) {
+        throw new IllegalArgumentException(String.format(
+            "Invalid commit property %s for table %s: watermarks and run epochs are the committer's own", key,
+            identifier));
+      }
+    }
+    this.commitProperties = java.util.Map.copyOf(properties);
+  }
+
+  /** The table's properties, read now; the next commit refreshes the table read here. */
+  java.util.Map<String, String> currentProperties() {
+    return freshTable().properties();
   }
 
   CommitMode mode() {
@@ -162,8 +182,10 @@ final class TableCommitter {
     try {
       Transaction txn = Transactions.newTransaction(table.name(), guarded);
       apply(txn, changes);
-      txn.updateProperties().set(CommitId.watermarkKey(id.jobId()),
-          Long.toString(id.checkpointId())).commit();
+      org.apache.iceberg.UpdateProperties properties = txn.updateProperties()
+          .set(CommitId.watermarkKey(id.jobId()), Long.toString(id.checkpointId()));
+      commitProperties.forEach(properties::set);
+      properties.commit();
       txn.commitTransaction();
       long snapshotId = txn.table().currentSnapshot() == null ? -1 : snapshotOf(txn.table(), branch);
       long duration = System.nanoTime() - start;

@@ -81,6 +81,41 @@ class TableCommitterTest {
     assertThat(counters.records()).isEqualTo(300);
   }
 
+  /**
+   * Commit properties ({@link SupportsCommitProperties}) land in the transaction of the commit that carries them and
+   * of no other: not with a replay found committed, not with a commit refused as fenced.
+   */
+  @ParameterizedTest
+  @MethodSource("catalogs")
+  void commitPropertiesLandOnlyWithTheCommitThatCarriesThem(String name) throws Exception {
+    Catalog catalog = fixture(name).newCatalog();
+    Table table = TestTables.create(catalog);
+    TableCommitter committer = committer(catalog, new CommitCounters());
+    committer.commitProperties(Map.of("adapter.key", "one"));
+    assertThat(committer.commit(TestTables.changes(1, List.of(TestTables.dataFile(table, 0, 10)))))
+        .isInstanceOf(CommitOutcome.Committed.class);
+    table.refresh();
+    assertThat(table.properties()).containsEntry("adapter.key", "one")
+        .containsEntry("lakecommit.committed.job-1", "1");
+    assertThat(table.currentSnapshot().summary()).containsEntry(CommitId.CHECKPOINT_ID_KEY, "1");
+
+    committer.commitProperties(Map.of("adapter.key", "two"));
+    assertThat(committer.commit(TestTables.changes(1, List.of(TestTables.dataFile(table, 10, 20)))))
+        .isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    try (dev.lakecommit.core.CommitTarget target = new IcebergTarget(catalog, IDENT, null, null)) {
+      long epoch = target.claimEpoch(JOB, "first").epoch();
+      target.claimEpoch(JOB, "second");
+      committer.fence(epoch);
+    }
+    assertThat(committer.commit(TestTables.changes(2, List.of(TestTables.dataFile(table, 10, 20)))))
+        .isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(committer.currentProperties()).containsEntry("adapter.key", "one")
+        .containsEntry("lakecommit.committed.job-1", "1");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(
+        () -> committer.commitProperties(Map.of("lakecommit.committed.job-1", "9"))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lakecommit.committed.job-1");
+  }
+
   @ParameterizedTest
   @MethodSource("catalogs")
   void aReplayedCheckpointIsSkippedAndAddsNothing(String name) {

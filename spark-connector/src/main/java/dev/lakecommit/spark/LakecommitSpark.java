@@ -14,7 +14,8 @@ import org.apache.spark.sql.Row;
  *     .writeId("events-2026-11-30")
  *     .save();
  *
- * // Structured Streaming: one commit per micro-batch, keyed by (query id, batch id).
+ * // Structured Streaming: one commit per micro-batch, keyed by (query id, batch id); with jobId("...") pinned, a
+ * // query on a new checkpoint location continues the job above what the table holds.
  * df.writeStream()
  *     .foreachBatch(LakecommitSpark.foreachBatch().iceberg(() -> IcebergSinkConfig.builder()...build()))
  *     .option("checkpointLocation", "/checkpoints/events")

@@ -2,9 +2,15 @@ package dev.lakecommit.spark;
 
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
 import org.apache.spark.api.java.function.VoidFunction2;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -12,10 +18,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Structured Streaming {@code foreachBatch} function that writes each micro-batch as one commit keyed by
- * {@code (job id, batch id + 1)}. The job id is the query's id, which Spark keeps in the checkpoint location, so a
- * query restarted on the same checkpoint location keeps its job id; a micro-batch that Spark replays after a
- * crash or a stop finds its commit in the table and writes nothing.
+ * A Structured Streaming {@code foreachBatch} function that writes each micro-batch as one commit of a core
+ * checkpoint id. The job id is the query's id, which Spark keeps in the checkpoint location (checkpoint = batch id +
+ * 1), or a pinned one ({@link Builder#jobId}), under which any number of queries may write one after another: their
+ * batch ids are mapped so that a replayed batch of a query maps to the checkpoint it had (the table finds it
+ * committed and nothing is written) and the batches of a new query map above everything the table holds for the job
+ * ({@link BatchIds}, stored in the table with the commits).
+ *
+ * <p>Each start of the query is a run: at its first micro-batch it claims a new run epoch for the job in the table
+ * (fencing any other run of the job), deletes what fenced runs staged above the table's last checkpoint of the job,
+ * and fixes the batch id mapping; every commit of the run is fenced at its epoch.
  *
  * <p>Runs on the driver, on the query's thread. One function per query.
  */
@@ -25,13 +37,16 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
 
   /** The local property in which Spark gives a micro-batch its query's id (stable across restarts). */
   static final String QUERY_ID_PROPERTY = "sql.streaming.queryId";
+  /** The local property in which Spark gives a micro-batch the id of this start of its query. */
+  static final String RUN_ID_PROPERTY = "sql.streaming.runId";
+  /** Where Spark's streaming execution also puts the run id (the job group of its jobs). */
+  private static final String JOB_GROUP_PROPERTY = "spark.jobGroup.id";
 
   private final Target target;
   private final String jobId;
   private final transient RetryPolicy retry;
-  /** The last batch this function committed in this JVM; leftovers are swept when a batch does not follow it. */
-  private transient long lastBatch = Long.MIN_VALUE;
-  private transient String lastJob;
+  /** The run this function is writing for; replaced when the query is started again. */
+  private transient QueryRun run;
 
   private MicroBatchWriter(Target target, String jobId, RetryPolicy retry) {
     this.target = target;
@@ -42,8 +57,9 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
   /**
    * Writes one micro-batch, or nothing if the table already holds it.
    *
-   * @throws IllegalStateException if the commit failed (the query stops; restart it to retry the batch), or if
-   *     no job id was set and the function is not called by a streaming query
+   * @throws IllegalStateException if the commit failed (the query stops; restart it to retry the batch), if a newer
+   *     run of the same job fenced this one, or if no job id was set and the function is not called by a streaming
+   *     query
    */
   @Override
   public void call(Dataset<Row> batch, Long batchId) {
@@ -51,27 +67,100 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
     if (batchId < 0) {
       throw new IllegalArgumentException(String.format("Invalid batch id: %s (must be >= 0)", batchId));
     }
-    JobId job = jobId(batch);
-    boolean follows = job.value().equals(lastJob) && batchId == lastBatch + 1;
-    WriteResult result = WriteRun.execute(target, batch, job, batchId + 1,
-        retry == null ? RetryPolicy.defaults() : retry, !follows);
-    LOG.info("Micro-batch {} of job {} to {}: {} ({} records)", batchId, job, target.describe(),
-        result.status(), result.records());
-    lastJob = job.value();
-    lastBatch = batchId;
+    String queryId = batch.sparkSession().sparkContext().getLocalProperty(QUERY_ID_PROPERTY);
+    JobId job = jobId(queryId);
+    String runKey = job + "/" + queryId + "/" + runId(batch);
+    if (run == null || !run.key().equals(runKey)) {
+      if (run != null) {
+        run.fence().close();
+      }
+      run = startRun(runKey, batch, job, queryId, batchId);
+    }
+    OptionalLong checkpoint = run.ids().checkpointOf(batchId);
+    if (checkpoint.isEmpty()) {
+      LOG.info("Micro-batch {} of query {} was committed to {} as job {} by an earlier run of the query ({});"
+          + " skipped", batchId, queryId, target.describe(), job, run.ids());
+      return;
+    }
+    Target.Opened<?> opened = SinkCache.open(target, batch.schema());
+    WriteResult result = WriteRun.execute(target, opened, batch, run.fence(), checkpoint.getAsLong(),
+        retry == null ? RetryPolicy.defaults() : retry, run.commitProperties());
+    LOG.info("Micro-batch {} of job {} to {} as checkpoint {}: {} ({} records)", batchId, job, target.describe(),
+        checkpoint.getAsLong(), result.status(), result.records());
   }
 
-  private JobId jobId(Dataset<Row> batch) {
+  /** Claims the run's epoch, fixes its batch id mapping and deletes what fenced runs staged. */
+  private QueryRun startRun(String key, Dataset<Row> batch, JobId job, String queryId, long firstBatch) {
+    Target.Opened<?> opened = SinkCache.open(target, batch.schema());
+    TargetRun fence = TargetRun.open(opened, job, target.describe());
+    try {
+      fence.claim("Spark query " + (queryId == null ? "(none)" : queryId) + ", " + RunEpoch.thisProcess());
+      OptionalLong committed = fence.lastCommitted();
+      BatchIds ids;
+      Map<String, String> properties = Map.of();
+      String query = queryId == null ? BatchIds.NO_QUERY : queryId;
+      if (jobId == null) {
+        ids = BatchIds.ofOwnQuery(query);
+      } else {
+        Optional<Map<String, String>> stored = opened.committedProperties();
+        if (stored.isPresent()) {
+          Optional<BatchIds> previous = Optional.ofNullable(stored.get().get(BatchIds.key(job)))
+              .map(value -> BatchIds.parse(job, value));
+          ids = BatchIds.forRun(previous, query, firstBatch, committed);
+          properties = Map.of(BatchIds.key(job), ids.value());
+        } else {
+          ids = unmapped(job, query, firstBatch, committed);
+        }
+      }
+      fence.deleteOlderRuns(committed.orElse(0));
+      LOG.info("Query {} writes to {} as job {} (run epoch {}), from micro-batch {}: {}", query, target.describe(),
+          job, fence.epoch(), firstBatch, ids);
+      return new QueryRun(key, fence, ids, properties);
+    } catch (IOException e) {
+      fence.close();
+      throw new UncheckedIOException("Cannot read the batch ids of job " + job + " from " + target.describe() + ": "
+          + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      fence.close();
+      throw e;
+    }
+  }
+
+  /**
+   * A pinned job on a target that cannot store the batch id mapping with its commits: batch id + 1, which is right
+   * only for the query that has always written the job. A table more than a replay ahead of the first batch shows
+   * another query wrote the job: its batches would be taken for committed, so the run stops instead.
+   */
+  private BatchIds unmapped(JobId job, String query, long firstBatch, OptionalLong committed) {
+    // Spark replays at most the last batch, and the table may be one batch ahead of Spark's commit log.
+    if (committed.isPresent() && committed.getAsLong() > firstBatch + 2) {
+      throw new IllegalStateException(String.format("%s holds checkpoint %s of job %s, far above micro-batch %s of"
+          + " query %s: another query (an earlier checkpoint location) wrote this job, and %s cannot record which"
+          + " query its checkpoints belong to, so these batches would be skipped as committed. Use a new job id for"
+          + " this query", target.describe(), committed.getAsLong(), job, firstBatch, query, target.describe()));
+    }
+    return BatchIds.ofOwnQuery(query);
+  }
+
+  private JobId jobId(String queryId) {
     if (jobId != null) {
       return JobId.of(jobId);
     }
-    String queryId = batch.sparkSession().sparkContext().getLocalProperty(QUERY_ID_PROPERTY);
     if (queryId == null) {
       throw new IllegalStateException("No streaming query id (local property " + QUERY_ID_PROPERTY + "): call"
           + " the function from DataStreamWriter.foreachBatch, or set a job id with jobId(\"...\")");
     }
     return JobId.of("spark-" + queryId);
   }
+
+  private static String runId(Dataset<Row> batch) {
+    org.apache.spark.SparkContext context = batch.sparkSession().sparkContext();
+    String runId = context.getLocalProperty(RUN_ID_PROPERTY);
+    return runId != null ? runId : context.getLocalProperty(JOB_GROUP_PROPERTY);
+  }
+
+  /** One start of the query, as this function sees it. */
+  private record QueryRun(String key, TargetRun fence, BatchIds ids, Map<String, String> commitProperties) {}
 
   /** Chooses the job id and retries, then the target. */
   public static final class Builder {
@@ -82,7 +171,9 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
 
     /**
      * A fixed job id instead of the query's id: use it to keep the commits' identity when the checkpoint location
-     * is replaced, or to call the function outside a streaming query.
+     * is replaced, or to call the function outside a streaming query. The queries of a pinned job write one after
+     * another: a query started on a new checkpoint location continues the job's checkpoint ids above what the table
+     * holds, and fences a query of the job still running.
      *
      * @throws IllegalArgumentException if the id is not a valid job id
      */

@@ -17,7 +17,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Shipped to executors: opens the sink there (once per JVM, see {@link SinkCache}) and creates one core writer per
  * task attempt. The writer's attempt is Spark's task attempt id, unique among all attempts of the application
- * (retries, speculative copies and stage re-runs alike), so no two attempts ever stage the same file name.
+ * (retries, speculative copies and stage re-runs alike), and the names carry the run's epoch: no two attempts of
+ * one run, and no two runs, ever stage the same file name.
  */
 final class StagingWriterFactory implements DataWriterFactory {
   private static final long serialVersionUID = 1L;
@@ -27,13 +28,16 @@ final class StagingWriterFactory implements DataWriterFactory {
   private final StructType schema;
   private final String jobId;
   private final long checkpointId;
+  private final long epoch;
   private final int numPartitions;
 
-  StagingWriterFactory(Target target, StructType schema, JobId jobId, long checkpointId, int numPartitions) {
+  StagingWriterFactory(Target target, StructType schema, JobId jobId, long checkpointId, long epoch,
+      int numPartitions) {
     this.target = target;
     this.schema = schema;
     this.jobId = jobId.value();
     this.checkpointId = checkpointId;
+    this.epoch = epoch;
     this.numPartitions = numPartitions;
   }
 
@@ -47,7 +51,7 @@ final class StagingWriterFactory implements DataWriterFactory {
     }
     Target.Opened<?> opened = SinkCache.open(target, schema);
     WriterContext context = new WriterContext(JobId.of(jobId), partitionId, Math.max(numPartitions,
-        partitionId + 1), attempt, checkpointId - 1);
+        partitionId + 1), attempt, checkpointId - 1, epoch);
     try {
       SinkWriter<InternalRow, StagingManifest, ?> writer = opened.sink().createWriter(context);
       return new StagingDataWriter(writer, opened.sink().commitInfoSerializer(), checkpointId, partitionId,

@@ -2,11 +2,16 @@ package dev.lakecommit.spark;
 
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalLong;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A batch write of one DataFrame as one commit: every partition's task stages Parquet files and returns its
@@ -14,10 +19,13 @@ import org.apache.spark.sql.Row;
  * one Hive partition batch) keyed by {@code (write id, checkpoint 1)}.
  *
  * <p>Running the same write id again finds that commit in the table and runs nothing. A write id names one logical
- * write (a day's load, a backfill run): give a new one for new data. Two runs of the same write id must not run at
- * the same time (the second would delete the first one's staged files before it commits).
+ * write (a day's load, a backfill run): give a new one for new data. Each {@link #save()} that has to write is a run
+ * of the write id: it claims a new run epoch in the table first, so of two saves of one write id at the same time
+ * the later one fences the earlier, which commits nothing and fails saying so (or finds the write committed).
  */
 public final class TableWrite {
+  private static final Logger LOG = LoggerFactory.getLogger(TableWrite.class);
+
   /** The checkpoint id of a batch write: one commit per write id. */
   public static final long CHECKPOINT_ID = 1;
 
@@ -68,7 +76,8 @@ public final class TableWrite {
    * @throws IllegalArgumentException if no target or write id was set, or the DataFrame's columns do not fit the
    *     table (the message names the column)
    * @throws IllegalStateException if the commit failed; the message says whether the staged files were kept (an
-   *     unknown outcome keeps them: run the same write again to settle it)
+   *     unknown outcome keeps them: run the same write again to settle it). Also if a later save of the same write
+   *     id fenced this one: the message says fenced; this save committed nothing and deleted only its own files
    * @throws org.apache.spark.SparkException if a task failed more than {@code spark.task.maxFailures} times; the
    *     files staged by this run are deleted
    */
@@ -80,6 +89,19 @@ public final class TableWrite {
       throw new IllegalArgumentException("Missing write id: call writeId(\"...\") before save(); the same id makes"
           + " a rerun of the write commit nothing");
     }
-    return WriteRun.execute(target, data, JobId.of(writeId), CHECKPOINT_ID, retry, true);
+    JobId job = JobId.of(writeId);
+    Target.Opened<?> opened = SinkCache.open(target, data.schema());
+    try (TargetRun run = TargetRun.open(opened, job, target.describe())) {
+      OptionalLong committed = run.lastCommitted();
+      if (committed.isPresent() && committed.getAsLong() >= CHECKPOINT_ID) {
+        // A rerun of a finished write: no run, no epoch claim.
+        LOG.info("Write {} to {} is already committed; nothing written", writeId, target.describe());
+        return new WriteResult(writeId, CHECKPOINT_ID, WriteResult.Status.ALREADY_COMMITTED, 0, 0);
+      }
+      run.claim("Spark write " + writeId + ", " + RunEpoch.thisProcess());
+      // Read after the claim: whatever an older run committed before it is seen, nothing after it can land.
+      run.deleteOlderRuns(run.lastCommitted().orElse(0));
+      return WriteRun.execute(target, opened, data, run, CHECKPOINT_ID, retry, Map.of());
+    }
   }
 }

@@ -1,10 +1,17 @@
 package dev.lakecommit.spark;
 
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.iceberg.SupportsCommitProperties;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
 import java.io.Serializable;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.apache.iceberg.io.FileIO;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -35,5 +42,27 @@ abstract class Target implements Serializable {
       Sink<InternalRow, StagingManifest, ?> sink,
       SupportsAggregatedCommitter<StagingManifest, A> committing,
       StagingLayout layout,
-      FileIO stagingIO) {}
+      FileIO stagingIO) {
+
+    /** Whether the sink's target claims run epochs (it opens a {@link CommitTarget} of its own). */
+    boolean claimsEpochs() {
+      return sink instanceof SupportsTarget;
+    }
+
+    /** Opens the sink's target; the caller closes it. */
+    CommitTarget openTarget(String where) throws IOException {
+      return sink instanceof SupportsTarget supports ? supports.openTarget() : new UnfencedTarget(this, where);
+    }
+
+    /**
+     * The target's properties as they are now, if its committer carries properties in its commits ({@link
+     * SupportsCommitProperties}); empty if it cannot.
+     */
+    Optional<Map<String, String>> committedProperties() throws IOException {
+      try (SinkAggregatedCommitter<StagingManifest, A> committer = committing.createAggregatedCommitter()) {
+        return committer instanceof SupportsCommitProperties properties
+            ? Optional.of(properties.currentProperties()) : Optional.empty();
+      }
+    }
+  }
 }

@@ -2,20 +2,19 @@ package dev.lakecommit.spark;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.VersionedSerialization;
+import dev.lakecommit.iceberg.SupportsCommitProperties;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Set;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
@@ -27,9 +26,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One write of a DataFrame as one commit {@code (job, checkpoint)}, driven from the driver: look the commit up in
- * the table (done already: nothing to run), delete what earlier runs of the same commit staged, let Spark's tasks
- * stage files, then combine the manifests of the successful task attempts into one commit.
+ * One write of a DataFrame as one commit {@code (job, checkpoint)} of a {@link TargetRun}, driven from the driver:
+ * look the commit up in the table (done already: nothing to run), let Spark's tasks stage files named with the
+ * run's epoch, then combine the manifests of the successful task attempts into one commit, fenced at the run's
+ * epoch. A write that fails before its commit could land deletes what its run staged for it, and nothing else.
  *
  * @param <A> the sink's combined commit
  */
@@ -39,61 +39,73 @@ final class WriteRun<A> implements BatchWrite {
   private final Target target;
   private final Target.Opened<A> opened;
   private final Dataset<Row> data;
+  private final TargetRun run;
   private final CommitId commitId;
   private final RetryPolicy retry;
+  private final Map<String, String> commitProperties;
 
   private boolean commitAttempted;
   private boolean stagedDeletable = true;
   private WriteResult result;
+  private RuntimeException commitFailure;
 
-  private WriteRun(Target target, Target.Opened<A> opened, Dataset<Row> data, CommitId commitId,
-      RetryPolicy retry) {
+  private WriteRun(Target target, Target.Opened<A> opened, Dataset<Row> data, TargetRun run, long checkpointId,
+      RetryPolicy retry, Map<String, String> commitProperties) {
     this.target = target;
     this.opened = opened;
     this.data = data;
-    this.commitId = commitId;
+    this.run = run;
+    this.commitId = new CommitId(run.jobId(), checkpointId);
     this.retry = retry;
+    this.commitProperties = Map.copyOf(commitProperties);
   }
 
   /**
-   * Writes {@code data} as the commit {@code (jobId, checkpointId)} of {@code target}, at most once.
+   * Writes {@code data} as the commit {@code (run's job, checkpointId)} of {@code target}, at most once.
    *
-   * @param deleteLeftoversFirst whether to delete what earlier runs staged above the last committed checkpoint
-   *     before writing (it lists the job's staging prefix): needed after a start or a failure, not between
-   *     successful micro-batches of one run
-   *
-   * @throws IllegalStateException if the commit failed; the message says whether the staged files were kept
+   * @param commitProperties table properties the commit sets in its own transaction (empty: none); the sink's
+   *     committer must support them ({@link SupportsCommitProperties})
+   * @throws IllegalStateException if the commit failed or the run was fenced; the message says whether the staged
+   *     files were kept
    */
-  static WriteResult execute(Target target, Dataset<Row> data, JobId jobId, long checkpointId, RetryPolicy retry,
-      boolean deleteLeftoversFirst) {
-    return create(SinkCache.open(target, data.schema()), target, data, new CommitId(jobId, checkpointId), retry)
-        .execute(deleteLeftoversFirst);
+  static WriteResult execute(Target target, Target.Opened<?> opened, Dataset<Row> data, TargetRun run,
+      long checkpointId, RetryPolicy retry, Map<String, String> commitProperties) {
+    return create(opened, target, data, run, checkpointId, retry, commitProperties).execute();
   }
 
-  private static <A> WriteRun<A> create(Target.Opened<A> opened, Target target, Dataset<Row> data,
-      CommitId commitId, RetryPolicy retry) {
-    return new WriteRun<>(target, opened, data, commitId, retry);
+  private static <A> WriteRun<A> create(Target.Opened<A> opened, Target target, Dataset<Row> data, TargetRun run,
+      long checkpointId, RetryPolicy retry, Map<String, String> commitProperties) {
+    return new WriteRun<>(target, opened, data, run, checkpointId, retry, commitProperties);
   }
 
   String describe() {
     return target.describe();
   }
 
-  private WriteResult execute(boolean deleteLeftoversFirst) {
-    OptionalLong committed = lastCommitted();
+  private WriteResult execute() {
+    OptionalLong committed = run.lastCommitted();
     if (committed.isPresent() && committed.getAsLong() >= commitId.checkpointId()) {
       LOG.info("{} of {} is already committed (last committed checkpoint {}); nothing written", commitId,
           target.describe(), committed.getAsLong());
       return result(WriteResult.Status.ALREADY_COMMITTED, 0, 0);
     }
-    if (deleteLeftoversFirst) {
-      // Nothing above the last committed checkpoint is pending: whatever is staged there is an earlier run's.
-      deleteStagedAfter(committed.orElse(0));
-    }
     String handle = LakecommitSource.register(this);
     try {
       data.write().format(LakecommitSource.class.getName()).option(LakecommitSource.HANDLE, handle)
           .mode(SaveMode.Append).save();
+    } catch (RuntimeException e) {
+      if (commitFailure != null) {
+        // What the commit threw, even where Spark wraps it: its message says what happened to the staged files.
+        if (e != commitFailure) {
+          commitFailure.addSuppressed(e);
+        }
+        throw commitFailure;
+      }
+      Optional<RunEpoch> newer = run.fencedBy();
+      if (newer.isPresent()) {
+        throw fenced(newer.get(), e);
+      }
+      throw e;
     } finally {
       LakecommitSource.unregister(handle);
     }
@@ -104,9 +116,16 @@ final class WriteRun<A> implements BatchWrite {
     return result;
   }
 
+  /** A write whose tasks failed because a newer run of the job took over (and deleted what this run staged). */
+  private IllegalStateException fenced(RunEpoch newer, RuntimeException failure) {
+    return new IllegalStateException("Write of " + commitId + " to " + target.describe() + " stopped: a newer run"
+        + " of the same job holds " + newer + ", so this run (epoch " + run.epoch() + ") is fenced and commits"
+        + " nothing; it deleted only files it staged itself. The failure it hit: " + failure, failure);
+  }
+
   @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-    return new StagingWriterFactory(target, data.schema(), commitId.jobId(), commitId.checkpointId(),
+    return new StagingWriterFactory(target, data.schema(), commitId.jobId(), commitId.checkpointId(), run.epoch(),
         info.numPartitions());
   }
 
@@ -119,13 +138,20 @@ final class WriteRun<A> implements BatchWrite {
   /** Runs on the driver once every partition's task committed. */
   @Override
   public void commit(WriterCommitMessage[] messages) {
+    try {
+      commitManifests(messages);
+    } catch (RuntimeException e) {
+      commitFailure = e;
+      throw e;
+    }
+  }
+
+  private void commitManifests(WriterCommitMessage[] messages) {
     List<StagingManifest> manifests = new ArrayList<>();
-    Set<Integer> attempts = new HashSet<>();
     for (WriterCommitMessage message : messages) {
       StagedMessage staged = (StagedMessage) message;
       if (staged != null && staged.manifestBytes().isPresent()) {
         manifests.add(deserialize(staged));
-        attempts.add(staged.attempt());
       }
     }
     if (manifests.isEmpty()) {
@@ -137,6 +163,14 @@ final class WriteRun<A> implements BatchWrite {
     long records = manifests.stream().mapToLong(StagingManifest::recordCount).sum();
     CommitOutcome outcome;
     try (SinkAggregatedCommitter<StagingManifest, A> committer = opened.committing().createAggregatedCommitter()) {
+      run.fence(committer);
+      if (!commitProperties.isEmpty()) {
+        if (!(committer instanceof SupportsCommitProperties properties)) {
+          throw new IllegalArgumentException("The sink of " + target.describe() + " cannot set table properties"
+              + " with its commits (" + commitProperties.keySet() + ")");
+        }
+        properties.commitProperties(commitProperties);
+      }
       A combined = committer.combine(commitId, manifests);
       commitAttempted = true;
       stagedDeletable = false;
@@ -151,16 +185,16 @@ final class WriteRun<A> implements BatchWrite {
           + "; its staged files are kept, run the write again to settle it", e);
     }
     if (outcome instanceof CommitOutcome.Committed c) {
-      LOG.info("Committed {} to {} as {} ({} files, {} records from {} partitions)", commitId, target.describe(),
-          c.targetVersion(), files, records, manifests.size());
-      new LeftoverSweep(opened).deleteOtherAttempts(commitId, attempts);
+      LOG.info("Committed {} to {} as {} ({} files, {} records from {} partitions, run epoch {})", commitId,
+          target.describe(), c.targetVersion(), files, records, manifests.size(), run.epoch());
       result = result(WriteResult.Status.COMMITTED, files, records);
     } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
       LOG.info("{} of {} was already committed ({}); nothing changed", commitId, target.describe(), a.reason());
       result = result(WriteResult.Status.ALREADY_COMMITTED, 0, 0);
     } else {
-      stagedDeletable = outcome.stagedFilesDeletable();
       Throwable cause = cause(outcome);
+      // Fatal (a fenced run's refusal among them): never committed, so this run's files may go.
+      stagedDeletable = outcome.stagedFilesDeletable();
       throw new IllegalStateException("Commit of " + commitId + " to " + target.describe() + " failed ("
           + outcome.getClass().getSimpleName() + "): " + cause.getMessage()
           + (stagedDeletable ? "" : ". Its staged files are kept; run the same write again to settle it"), cause);
@@ -176,13 +210,18 @@ final class WriteRun<A> implements BatchWrite {
       return;
     }
     try {
-      OptionalLong committed = lastCommitted();
-      if (committed.isEmpty() || committed.getAsLong() < commitId.checkpointId()) {
-        deleteStagedAfter(commitId.checkpointId() - 1);
+      if (run.epoch() == 0) {
+        // A target without epochs: its staged names do not tell runs apart, so not once another run committed.
+        OptionalLong committed = run.lastCommitted();
+        if (committed.isPresent() && committed.getAsLong() >= commitId.checkpointId()) {
+          return;
+        }
       }
+      // Only this run's epoch: a newer run of the job may be staging the same checkpoint now.
+      run.deleteOwn(commitId.checkpointId() - 1);
     } catch (RuntimeException e) {
-      LOG.warn("Could not delete the staged files of failed write {} to {}; the next run of the write deletes"
-          + " them: {}", commitId, target.describe(), e.toString());
+      LOG.warn("Could not delete the staged files of failed write {} to {} (run epoch {}); the next run of the job"
+          + " deletes them: {}", commitId, target.describe(), run.epoch(), e.toString());
     }
   }
 
@@ -192,34 +231,6 @@ final class WriteRun<A> implements BatchWrite {
     } catch (IOException e) {
       throw new UncheckedIOException("Corrupt staging manifest of partition " + staged.partition() + " (attempt "
           + staged.attempt() + ") of " + commitId + ": " + e.getMessage(), e);
-    }
-  }
-
-  private OptionalLong lastCommitted() {
-    try (SinkAggregatedCommitter<StagingManifest, A> committer = opened.committing().createAggregatedCommitter()) {
-      if (!(committer instanceof SupportsCommitLookup lookup)) {
-        throw new IllegalArgumentException("The sink of " + target.describe() + " cannot look up its commits;"
-            + " the Spark adapter needs that to skip a write that is already committed");
-      }
-      return lookup.lastCommittedCheckpoint(commitId.jobId());
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read the commits of job " + commitId.jobId() + " from "
-          + target.describe() + ": " + e.getMessage(), e);
-    }
-  }
-
-  private void deleteStagedAfter(long checkpointId) {
-    if (opened.sink() instanceof SupportsStagingCleanup cleanup) {
-      try {
-        long deleted = cleanup.deleteStagedAfter(commitId.jobId(), checkpointId);
-        if (deleted > 0) {
-          LOG.info("Deleted {} files that earlier runs of job {} staged above checkpoint {} in {}", deleted,
-              commitId.jobId(), checkpointId, target.describe());
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot delete staged leftovers of job " + commitId.jobId() + " in "
-            + target.describe() + ": " + e.getMessage(), e);
-      }
     }
   }
 

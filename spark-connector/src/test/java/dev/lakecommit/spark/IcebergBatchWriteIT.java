@@ -8,8 +8,11 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.udf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -19,7 +22,14 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.iceberg.FileScanTask;
@@ -47,6 +57,10 @@ import org.junit.jupiter.api.io.TempDir;
 class IcebergBatchWriteIT {
   /** Times the flaky function below threw; the session runs in this JVM (local mode). */
   static final AtomicInteger FAILURES = new AtomicInteger();
+  /** Gates of the concurrent-save test, shared with its tasks (local mode: one JVM). */
+  static final AtomicReference<CountDownLatch> A_STAGING = new AtomicReference<>();
+  static final AtomicReference<CountDownLatch> B_STAGING = new AtomicReference<>();
+  static final AtomicReference<CountDownLatch> A_DONE = new AtomicReference<>();
 
   @TempDir
   static Path dir;
@@ -152,6 +166,107 @@ class IcebergBatchWriteIT {
       staged = walk.filter(p -> p.toString().endsWith(".parquet")).map(Path::toString).collect(Collectors.toList());
     }
     assertThat(staged).isNotEmpty().allMatch(committed::contains);
+  }
+
+  /**
+   * Two {@code save()} of one write id at once (DESIGN.md rule 10): A starts, stages part of its rows and waits
+   * until B's task runs, which is after B claimed its epoch (and deleted what A had staged); B's task waits until A
+   * is done. A's commit is refused as fenced; then B commits. One snapshot, every row once, and nothing that either
+   * staged is left outside the table. Without epochs, A would commit the files that B's start deleted.
+   */
+  @Test
+  void twoSavesOfOneWriteIdAtOnceCommitOnceAndTheEarlierIsFenced() throws Exception {
+    String table = "db.racing";
+    String writeId = "race-1";
+    A_STAGING.set(new CountDownLatch(1));
+    B_STAGING.set(new CountDownLatch(1));
+    A_DONE.set(new CountDownLatch(1));
+    UserDefinedFunction gateA = udf((UDF1<Long, Long>) id -> {
+      if (id == 0) {
+        A_STAGING.get().countDown();
+      } else if (id == 200) {
+        await(B_STAGING.get(), "B's task");
+      }
+      return id;
+    }, DataTypes.LongType).asNondeterministic();
+    UserDefinedFunction gateB = udf((UDF1<Long, Long>) id -> {
+      if (id == 0) {
+        B_STAGING.get().countDown();
+        await(A_DONE.get(), "A's save");
+      }
+      return id;
+    }, DataTypes.LongType).asNondeterministic();
+    // One partition each: A's task and B's task hold the session's two task slots at once.
+    Dataset<Row> dataA = rows(spark, 0, 400, 1).withColumn("id", gateA.apply(col("id")));
+    Dataset<Row> dataB = rows(spark, 0, 400, 1).withColumn("id", gateB.apply(col("id")));
+
+    ExecutorService threads = Executors.newFixedThreadPool(2);
+    try {
+      Future<WriteResult> a = threads.submit(() -> {
+        try {
+          return LakecommitSpark.write(dataA).iceberg(config(hadoop, table)).writeId(writeId).save();
+        } finally {
+          A_DONE.get().countDown();
+        }
+      });
+      await(A_STAGING.get(), "A's task");
+      Future<WriteResult> b = threads.submit(
+          () -> LakecommitSpark.write(dataB).iceberg(config(hadoop, table)).writeId(writeId).save());
+
+      Throwable aFailure = catchThrowable(() -> a.get(3, TimeUnit.MINUTES));
+      WriteResult bResult = b.get(3, TimeUnit.MINUTES);
+
+      assertThat(aFailure).as("the earlier save").isInstanceOf(ExecutionException.class);
+      assertThat(aFailure.getCause()).isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("fenced").hasMessageContaining("checkpoint 1 of job race-1")
+          .hasMessageContaining("db.racing").hasMessageContaining("epoch 2");
+      assertThat(bResult.status()).isEqualTo(WriteResult.Status.COMMITTED);
+      assertThat(bResult.records()).isEqualTo(400);
+    } finally {
+      threads.shutdownNow();
+    }
+    Table loaded = SparkTestSupport.load(hadoop, table);
+    assertThat(snapshots(loaded)).hasSize(1);
+    assertThat(icebergIds(loaded)).containsExactlyInAnyOrderElementsOf(range(0, 400));
+    assertThat(sparkIds("ice." + table)).containsExactlyInAnyOrderElementsOf(range(0, 400));
+    assertThat(loaded.properties()).containsEntry(CommitId.watermarkKey(JobId.of(writeId)), "1");
+    assertThat(RunEpoch.parse(JobId.of(writeId), loaded.properties().get(RunEpoch.key(JobId.of(writeId)))).epoch())
+        .isEqualTo(2);
+    assertThat(stagedParquet(loaded, writeId)).isNotEmpty().allMatch(committedFiles(loaded)::contains)
+        .allMatch(path -> path.contains("-e2-"));
+
+    // A rerun afterwards finds the write committed: no claim, no Spark job.
+    WriteResult rerun = LakecommitSpark.write(rows(spark, 0, 400, 1)).iceberg(config(hadoop, table))
+        .writeId(writeId).save();
+    assertThat(rerun.status()).isEqualTo(WriteResult.Status.ALREADY_COMMITTED);
+    assertThat(RunEpoch.parse(JobId.of(writeId), SparkTestSupport.load(hadoop, table).properties()
+        .get(RunEpoch.key(JobId.of(writeId)))).epoch()).isEqualTo(2);
+  }
+
+  private static void await(CountDownLatch latch, String what) {
+    try {
+      if (!latch.await(2, TimeUnit.MINUTES)) {
+        throw new IllegalStateException("Timed out waiting for " + what);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted waiting for " + what, e);
+    }
+  }
+
+  private static Set<String> committedFiles(Table table) throws IOException {
+    Set<String> committed = new HashSet<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().planFiles()) {
+      tasks.forEach(t -> committed.add(Path.of(java.net.URI.create(t.file().location())).toString()));
+    }
+    return committed;
+  }
+
+  private static List<String> stagedParquet(Table table, String writeId) throws IOException {
+    Path prefix = Path.of(java.net.URI.create(table.location())).resolve("data/lakecommit/" + writeId);
+    try (Stream<Path> walk = Files.walk(prefix)) {
+      return walk.filter(p -> p.toString().endsWith(".parquet")).map(Path::toString).collect(Collectors.toList());
+    }
   }
 
   @Test

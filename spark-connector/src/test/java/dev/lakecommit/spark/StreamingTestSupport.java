@@ -28,8 +28,16 @@ final class StreamingTestSupport {
 
   /** Writes {@code files} files of {@code rowsPerFile} rows each; ids {@code 0 .. files * rowsPerFile - 1}. */
   static void writeInput(Path dir, int files, int rowsPerFile) throws IOException {
+    writeInput(dir, 0, files, rowsPerFile);
+  }
+
+  /**
+   * Writes files number {@code first .. first + files - 1} of {@code rowsPerFile} rows each; file {@code f} holds
+   * ids {@code f * rowsPerFile ..}, so files of one number series never share an id, whatever directory they are in.
+   */
+  static void writeInput(Path dir, int first, int files, int rowsPerFile) throws IOException {
     Files.createDirectories(dir);
-    for (int f = 0; f < files; f++) {
+    for (int f = first; f < first + files; f++) {
       StringBuilder lines = new StringBuilder();
       for (int r = 0; r < rowsPerFile; r++) {
         long id = (long) f * rowsPerFile + r;

@@ -3,9 +3,11 @@ package dev.lakecommit.spark;
 import static dev.lakecommit.spark.SparkTestSupport.icebergIds;
 import static dev.lakecommit.spark.SparkTestSupport.range;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -28,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Structured Streaming through {@code foreachBatch}: a replayed micro-batch is skipped; a query stopped mid-stream
  * and restarted on the same checkpoint location (also with the last batch's entry in Spark's commit log lost, so
- * Spark replays a batch the table already holds) ends with every input row exactly once.
+ * Spark replays a batch the table already holds) ends with every input row exactly once; so do queries on new
+ * checkpoint locations writing one pinned job id one after another.
  */
 class StreamingWriteIT {
   @TempDir
@@ -112,6 +115,101 @@ class StreamingWriteIT {
     assertThat(count(after.snapshots())).isEqualTo(files);
     assertThat(after.properties())
         .containsEntry(CommitId.watermarkKey(JobId.of("spark-" + first.id())), Long.toString(files));
+  }
+
+  /**
+   * Issue #14, scenario 5: a pinned job id and a new checkpoint location. The new query's batch ids start at 0 again,
+   * below the job's watermark; they must map above it, or its rows are skipped as "already committed". Then the
+   * first query's checkpoint location is started once more with its last batch's commit log entry lost: the replayed
+   * batch is skipped, its new batch is written. Every row of every query ends in the table exactly once, and every
+   * start claimed a run epoch.
+   */
+  @Test
+  void aNewCheckpointLocationWithAPinnedJobIdWritesEveryRowOnce() throws Exception {
+    int rowsPerFile = 200;
+    String tableName = "db.pinned";
+    JobId job = JobId.of("pinned-events");
+    SerializableSupplier<dev.lakecommit.iceberg.IcebergSinkConfig> config =
+        StreamingTestSupport.config(catalog, tableName);
+    Path input1 = dir.resolve("pinned-input-1");
+    Path checkpoint1 = dir.resolve("pinned-checkpoint-1");
+    StreamingTestSupport.writeInput(input1, 0, 4, rowsPerFile);
+
+    StreamingQuery first = start(input1, checkpoint1, LakecommitSpark.foreachBatch().jobId(job.value())
+        .iceberg(config));
+    first.processAllAvailable();
+    first.stop();
+    Table table = SparkTestSupport.load(catalog, tableName);
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "4");
+
+    // A new checkpoint location (a new query id) for the same job, over new input: batch ids 0, 1, 2 again.
+    Path input2 = dir.resolve("pinned-input-2");
+    StreamingTestSupport.writeInput(input2, 4, 3, rowsPerFile);
+    StreamingQuery second = start(input2, dir.resolve("pinned-checkpoint-2"),
+        LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config));
+    second.processAllAvailable();
+    second.stop();
+
+    assertThat(second.id()).isNotEqualTo(first.id());
+    table.refresh();
+    assertThat(icebergIds(table)).as("rows of both queries in %s, job %s", tableName, job)
+        .containsExactlyInAnyOrderElementsOf(range(0, 7L * rowsPerFile));
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "7")
+        .containsEntry(BatchIds.key(job), "1 " + second.id() + ":0:4 " + first.id() + ":3");
+
+    // The first query's checkpoint location again, with Spark's record of its last batch (3) lost: Spark replays
+    // batch 3, which the first query committed, then reads the new file as batch 4.
+    Files.delete(checkpoint1.resolve("commits").resolve("3"));
+    Files.deleteIfExists(checkpoint1.resolve("commits").resolve(".3.crc"));
+    StreamingTestSupport.writeInput(input1, 7, 1, rowsPerFile);
+    StreamingQuery again = start(input1, checkpoint1, LakecommitSpark.foreachBatch().jobId(job.value())
+        .iceberg(config));
+    again.processAllAvailable();
+    again.stop();
+
+    assertThat(again.id()).isEqualTo(first.id());
+    table.refresh();
+    List<Long> ids = icebergIds(table);
+    assertThat(ids).as("rows of all runs in %s, job %s", tableName, job).hasSize(8 * rowsPerFile)
+        .containsExactlyInAnyOrderElementsOf(range(0, 8L * rowsPerFile));
+    assertThat(sparkIds("ice." + tableName)).containsExactlyInAnyOrderElementsOf(range(0, 8L * rowsPerFile));
+    assertThat(count(table.snapshots())).isEqualTo(8); // one per batch that had rows, none for the replay
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "8");
+    assertThat(RunEpoch.parse(job, table.properties().get(RunEpoch.key(job))).epoch()).isEqualTo(3);
+  }
+
+  /**
+   * Two runs of one pinned job (DESIGN.md rule 10): the second run's first micro-batch claims a newer epoch, and
+   * from then on the first run commits nothing: its next batch fails saying it is fenced, naming table, job and
+   * checkpoint, and leaves no staged file behind.
+   */
+  @Test
+  void aSecondRunOfAPinnedJobFencesTheFirst() throws Exception {
+    String tableName = "db.fenced";
+    JobId job = JobId.of("fenced-stream");
+    SerializableSupplier<dev.lakecommit.iceberg.IcebergSinkConfig> config =
+        StreamingTestSupport.config(catalog, tableName);
+    MicroBatchWriter older = LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config);
+    MicroBatchWriter newer = LakecommitSpark.foreachBatch().jobId(job.value()).iceberg(config);
+
+    older.call(SparkTestSupport.rows(spark, 0, 100, 2).select("id", "name"), 0L);
+    newer.call(SparkTestSupport.rows(spark, 0, 100, 2).select("id", "name"), 0L); // a replay: skipped
+    newer.call(SparkTestSupport.rows(spark, 100, 100, 2).select("id", "name"), 1L);
+    assertThatThrownBy(() -> older.call(SparkTestSupport.rows(spark, 1_000, 100, 2).select("id", "name"), 2L))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("fenced")
+        .hasMessageContaining("checkpoint 3 of job fenced-stream").hasMessageContaining("db.fenced")
+        .hasMessageContaining("epoch 2");
+    newer.call(SparkTestSupport.rows(spark, 200, 100, 2).select("id", "name"), 2L);
+
+    Table table = SparkTestSupport.load(catalog, tableName);
+    assertThat(icebergIds(table)).containsExactlyInAnyOrderElementsOf(range(0, 300));
+    assertThat(table.properties()).containsEntry(CommitId.watermarkKey(job), "3");
+    assertThat(count(table.snapshots())).isEqualTo(3);
+    Path staged = Path.of(java.net.URI.create(table.location())).resolve("data/lakecommit/" + job.value());
+    try (Stream<Path> files = Files.walk(staged)) {
+      assertThat(files.map(Path::toString).filter(p -> p.endsWith(".parquet")))
+          .as("files staged by the fenced run (epoch 1) for checkpoint 3").noneMatch(p -> p.contains("-3-e1-"));
+    }
   }
 
   static StreamingQuery start(Path input, Path checkpoint, VoidFunction2<Dataset<Row>, Long> function)
