@@ -57,6 +57,13 @@ final class UnfencedTarget implements CommitTarget {
   }
 
   @Override
+  public java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
+      throws IOException {
+    return new StagingCleaner(opened.stagingIO(), opened.layout()).listStaged(jobId, checkpointId, minEpoch,
+        maxEpoch);
+  }
+
+  @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
     return new StagingCleaner(opened.stagingIO(), opened.layout()).deleteStaged(jobId, checkpointId, minEpoch,
         maxEpoch);
