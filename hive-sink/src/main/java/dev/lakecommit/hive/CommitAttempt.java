@@ -3,7 +3,6 @@ package dev.lakecommit.hive;
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
-import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.staging.StagedFile;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -51,6 +50,7 @@ final class CommitAttempt {
   private final HiveCommittable committable;
   private final CommitId id;
   private final long epoch;
+  private final RunFence fence;
   private final Path resumedIntent;
   private boolean swapping;
 
@@ -80,6 +80,7 @@ final class CommitAttempt {
     this.committable = committable;
     this.id = committable.commitId();
     this.epoch = epoch;
+    this.fence = new RunFence(context.table(), id, epoch);
     this.resumedIntent = resumedIntent;
   }
 
@@ -95,7 +96,7 @@ final class CommitAttempt {
     if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
       return alreadyCommitted(watermark.getAsLong());
     }
-    checkEpoch(table);
+    fence.check(table);
     if (context.intents() != null) {
       table = writeIntent(table);
       watermark = TableParameters.committed(table.getParameters(), id.jobId());
@@ -159,33 +160,12 @@ final class CommitAttempt {
       return table;
     }
     try {
-      checkEpoch(table);
+      fence.check(table);
     } catch (FencedException | FatalCommitException e) {
       context.intents().delete(intent);
       throw e;
     }
     return table;
-  }
-
-  /**
-   * Whether the table still holds this committer's run epoch of the job.
-   *
-   * @throws FencedException if a newer run of the job claimed an epoch since
-   */
-  private void checkEpoch(Table table) throws FatalCommitException {
-    if (epoch == 0) {
-      return;
-    }
-    String held = table.getParameters() == null ? null : table.getParameters().get(RunEpoch.key(id.jobId()));
-    if (held == null) {
-      throw new FatalCommitException(String.format("Table %s holds no run epoch of job %s (parameter %s), though"
-          + " this run claimed epoch %s: the parameter was removed; nothing of %s was committed. Start the job again"
-          + " to claim a new epoch", context.table(), id.jobId(), RunEpoch.key(id.jobId()), epoch, id));
-    }
-    RunEpoch current = RunEpoch.parse(id.jobId(), held);
-    if (current.epoch() != epoch) {
-      throw new FencedException(context.table().toString(), id.jobId(), epoch, current);
-    }
   }
 
   /**
@@ -415,7 +395,7 @@ final class CommitAttempt {
     }
     // Fenced here, the moved files stay: the run that fenced this one claimed after the intent was written, so it
     // finishes this commit (DESIGN.md rule 12).
-    checkEpoch(read);
+    fence.check(read);
     Table changed = read.deepCopy();
     if (changed.getParameters() == null) {
       changed.setParameters(new HashMap<>());

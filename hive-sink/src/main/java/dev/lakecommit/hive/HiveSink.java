@@ -41,6 +41,11 @@ import org.apache.thrift.TException;
  * {@code add_partitions} call (per batch), updates statistics, and records the checkpoint last, in the table
  * parameter {@code lakecommit.committed.<job-id>}. Replays, retries and racing committers change nothing twice.
  *
+ * <p>Across runs ({@link #openTarget()}): every run claims a new epoch of its job in the table, which fences the
+ * committers of older runs; every commit writes its intent before its first move, and a run's claim finishes (or,
+ * where a staged file is lost, undoes) what an earlier run's commit left half done, before the run reads the
+ * watermark or stages anything.
+ *
  * <p>Building the sink connects to the metastore and creates or checks the table: a table that is not Parquet,
  * or whose columns differ from the staged schema, is refused here, before any data is written.
  *

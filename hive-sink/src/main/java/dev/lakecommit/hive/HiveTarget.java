@@ -75,7 +75,7 @@ final class HiveTarget implements CommitTarget {
 
   /** Create time, base location and the sink's table id: another table if the table was dropped and re-created. */
   @Override
-  public String identity() throws IOException {
+  public synchronized String identity() throws IOException {
     Table table = read("identity");
     String id = table.getParameters() == null ? null : table.getParameters().get(TableParameters.TABLE_ID_KEY);
     return "hive created " + table.getCreateTime() + " at " + HivePaths.baseLocation(new Path(table.getSd()
@@ -83,7 +83,7 @@ final class HiveTarget implements CommitTarget {
   }
 
   @Override
-  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+  public synchronized OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
     return lastCommitted(context, intents, jobId);
   }
 
@@ -131,7 +131,7 @@ final class HiveTarget implements CommitTarget {
    * the watermark or stages anything.
    */
   @Override
-  public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
+  public synchronized RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
     RunEpoch claimed;
     try {
       claimed = retry.call("claiming a run epoch of job " + jobId + " in " + name(), () -> claimOnce(jobId, run));
@@ -164,7 +164,7 @@ final class HiveTarget implements CommitTarget {
   }
 
   @Override
-  public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
+  public synchronized Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
     Table table = read("run epoch of job " + jobId);
     String held = table.getParameters() == null ? null : table.getParameters().get(RunEpoch.key(jobId));
     return held == null ? Optional.empty() : Optional.of(RunEpoch.parse(jobId, held));
