@@ -264,6 +264,45 @@ class HiveRunEpochIT {
     assertThat(intents(table, job)).isEmpty();
   }
 
+  /**
+   * A newer run claims right after an older run's commit wrote its intent, before its first move: the claim finds
+   * the intent and finishes the commit as the newer epoch; the older committer then finds the checkpoint committed.
+   * Every row once.
+   */
+  @Test
+  void aClaimAfterACommitWroteItsIntentFinishesThatCommitOnce() throws Exception {
+    String table = HiveFixture.newTable("inflight");
+    JobId job = JobId.of("inflight-job");
+    HiveSinkConfig config = fixture.config(table).createTable(SCHEMA, PARTITIONED).build();
+    HiveSink<Record> plain = HiveSink.forRecords(config);
+    List<RunEpoch> claimed = new ArrayList<>();
+    List<Integer> rolledForward = new ArrayList<>();
+    HiveSink<Record> older = HiveSink.forRecords(config).commitHook((point, id) -> {
+      if (point.equals(CommitHook.INTENT_WRITTEN)) {
+        try (HiveTarget newer = target(plain)) {
+          claimed.add(newer.claimEpoch(job, "the newer run"));
+          rolledForward.add(newer.recovery().rolledForward());
+        } catch (IOException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    });
+    try (HiveTarget target = target(plain); HiveAggregatedCommitter committer = committer(older)) {
+      long epoch = target.claimEpoch(job, "run 1").epoch();
+      committer.fence(job, epoch);
+      CommitOutcome outcome = committer.commit(stage(older, committer, job, epoch, 1));
+
+      assertThat(outcome).isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+      assertThat(claimed).extracting(RunEpoch::epoch).containsExactly(2L);
+      assertThat(rolledForward).containsExactly(1);
+    }
+    TableContents contents = fixture.contents(table);
+    assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(HiveSinkSuite.ids(0, ROWS_PER_CHECKPOINT));
+    assertThat(contents.files()).doesNotHaveDuplicates();
+    contents.parts().forEach(HiveSinkSuite::assertStats);
+    assertThat(intents(table, job)).isEmpty();
+  }
+
   /** Two threads claim at once, lined up on the swap: both succeed, with different epochs, one after a conflict. */
   @Test
   void racingClaimsBothSucceedWithDifferentEpochs() throws Exception {
@@ -394,7 +433,10 @@ class HiveRunEpochIT {
     assertThat(intents(table, job)).isEmpty();
   }
 
-  /** A job whose watermark is missing while one of its intents is unfinished is not reported as never committed. */
+  /**
+   * A job whose watermark is missing while one of its intents is unfinished is not reported as never committed; the
+   * staging cleaners leave the intent alone.
+   */
   @Test
   void aLookupDoesNotReportNothingCommittedWhileAnIntentIsUnfinished() throws Exception {
     String table = HiveFixture.newTable("lookup");
@@ -408,6 +450,10 @@ class HiveRunEpochIT {
     try (HiveTarget target = target(dying); HiveAggregatedCommitter committer = committer(dying)) {
       HiveCommittable committable = stage(dying, committer, job, 0, 1, rows(0, 10, MIXED));
       assertThatThrownBy(() -> committer.commit(committable)).isInstanceOf(SimulatedCrash.class);
+      // The staging cleaners never take an intent: only its own commit or a later run's claim does.
+      target.deleteStaged(job, 0, 0, Long.MAX_VALUE);
+      dying.deleteStagedAfter(job, 0);
+      assertThat(intents(table, job)).hasSize(1);
       assertThatThrownBy(() -> target.lastCommittedCheckpoint(job)).isInstanceOf(IOException.class)
           .hasMessageContaining("unfinished").hasMessageContaining("checkpoints [1]")
           .hasMessageContaining(job.value()).hasMessageContaining(HiveFixture.DB + "." + table);
