@@ -2,6 +2,7 @@ package dev.lakecommit.hive;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
 import dev.lakecommit.staging.StagedFile;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -16,13 +17,19 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.Table;
 import org.apache.thrift.TException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One attempt to commit one checkpoint to a Hive table. Every step can be repeated — after a crash, by a retry,
  * or by a racing committer — with the same result, and the watermark is written last:
  *
  * <ol>
- *   <li>read the table: a watermark at or above the checkpoint means it is committed, and nothing is done;
+ *   <li>read the table: a watermark at or above the checkpoint means it is committed, and nothing is done; a run
+ *       epoch of the job other than the committer's means it is fenced ({@link FencedException}), and nothing is
+ *       done;
+ *   <li>write the commit intent ({@link CommitIntent}) and, for a fenced committer, read the table again: a run
+ *       that claims its epoch after that read finds the intent and finishes the commit;
  *   <li>move the staged files into their partition directories (append: the partition's directory; insert-
  *       overwrite: a fresh directory per partition and checkpoint), skipping files already there;
  *   <li>add the new partitions, whole, with their statistics, in batches of {@code add_partitions};
@@ -30,15 +37,21 @@ import org.apache.thrift.TException;
  *       insert-overwrite: switch each existing partition to its fresh directory, with exact statistics and the
  *       replaced location recorded, then delete the replaced files;
  *   <li>write the {@code _SUCCESS} markers;
- *   <li>re-read the table, check the watermark again, and swap in the watermark (and the statistics of an
- *       unpartitioned table) with a compare-and-swap: of two racing committers, one swaps and the other sees a
- *       conflict, then the watermark.
+ *   <li>re-read the table, check the watermark and the epoch again, and swap in the watermark (and the statistics
+ *       of an unpartitioned table) with a compare-and-swap: of two racing committers, one swaps and the other sees
+ *       a conflict, then the watermark; a run claiming an epoch meanwhile changed the same counter, so the swap
+ *       fails and the next attempt is fenced;
+ *   <li>delete the intent.
  * </ol>
  */
 final class CommitAttempt {
+  private static final Logger LOG = LoggerFactory.getLogger(CommitAttempt.class);
   private final CommitContext context;
   private final HiveCommittable committable;
   private final CommitId id;
+  private final long epoch;
+  private final RunFence fence;
+  private final Path resumedIntent;
   private boolean swapping;
 
   /** The files of one partition (or of the unpartitioned table) in this checkpoint. */
@@ -57,10 +70,18 @@ final class CommitAttempt {
     }
   }
 
-  CommitAttempt(CommitContext context, HiveCommittable committable) {
+  /**
+   * @param epoch the committer's run epoch for the job, 0 if it is not fenced
+   * @param resumedIntent the intent this attempt finishes (a later run rolling a commit forward), or null: then the
+   *     attempt writes its own
+   */
+  CommitAttempt(CommitContext context, HiveCommittable committable, long epoch, Path resumedIntent) {
     this.context = context;
     this.committable = committable;
     this.id = committable.commitId();
+    this.epoch = epoch;
+    this.fence = new RunFence(context.table(), id, epoch);
+    this.resumedIntent = resumedIntent;
   }
 
   /** Whether a failure happened while the watermark was being swapped in (its effect is then unknown). */
@@ -74,6 +95,14 @@ final class CommitAttempt {
     OptionalLong watermark = TableParameters.committed(table.getParameters(), id.jobId());
     if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
       return alreadyCommitted(watermark.getAsLong());
+    }
+    fence.check(table);
+    if (context.intents() != null) {
+      table = writeIntent(table);
+      watermark = TableParameters.committed(table.getParameters(), id.jobId());
+      if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+        return alreadyCommitted(watermark.getAsLong());
+      }
     }
     Map<String, Target> targets = group();
     if (info.isPartitioned()) {
@@ -104,12 +133,60 @@ final class CommitAttempt {
     if (racedTo.isPresent()) {
       return alreadyCommitted(racedTo.getAsLong());
     }
+    deleteIntent();
     context.hook().reached(CommitHook.AFTER_WATERMARK, id);
     return CommitOutcome.committed(String.format("%s files (%s moved now) in %s partitions (%s new) of %s",
         committable.fileCount(), moved, info.isPartitioned() ? targets.size() : 0, added, info));
   }
 
+  /**
+   * Writes the intent before the first move. A fenced committer then reads the table again: a run that claimed a
+   * newer epoch before this read may have listed the intents before it was written, so the commit stops here (and
+   * takes its intent back: nothing moved); a run that claims after this read lists the intent and finishes it.
+   *
+   * @return the table as read last
+   */
+  private Table writeIntent(Table read) throws IOException, TException {
+    Path intent = resumedIntent != null ? resumedIntent
+        : context.intents().write(new CommitIntent(context.mode(), epoch, committable));
+    context.hook().reached(CommitHook.INTENT_WRITTEN, id);
+    if (epoch == 0 || resumedIntent != null) {
+      return read;
+    }
+    HiveTable info = context.table();
+    Table table = context.client().getTable(info.database(), info.name());
+    OptionalLong watermark = TableParameters.committed(table.getParameters(), id.jobId());
+    if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+      return table;
+    }
+    try {
+      fence.check(table);
+    } catch (FencedException | FatalCommitException e) {
+      context.intents().delete(intent);
+      throw e;
+    }
+    return table;
+  }
+
+  /**
+   * The commit is in the table: its intent is done. Best effort: a leftover at or below the watermark is deleted by
+   * the next run's claim.
+   */
+  void deleteIntent() {
+    if (context.intents() == null) {
+      return;
+    }
+    Path intent = resumedIntent != null ? resumedIntent : context.intents().location(id, epoch);
+    try {
+      context.intents().delete(intent);
+    } catch (IOException e) {
+      LOG.warn("Could not delete the commit intent {} of {} in {}; the next run of the job deletes it", intent, id,
+          context.table(), e);
+    }
+  }
+
   private CommitOutcome alreadyCommitted(long watermark) {
+    deleteIntent();
     return CommitOutcome.alreadyCommitted(
         "watermark " + CommitId.watermarkKey(id.jobId()) + "=" + watermark);
   }
@@ -161,6 +238,28 @@ final class CommitAttempt {
         target.dir = usual;
       }
     }
+  }
+
+  /**
+   * Where each file of the checkpoint goes (or went), as this attempt would move it: for a later run that undoes an
+   * intent it cannot finish.
+   *
+   * @return the destinations by partition name ("" for an unpartitioned table)
+   */
+  Map<String, List<Path>> destinations() throws TException {
+    HiveTable info = context.table();
+    Table table = context.client().getTable(info.database(), info.name());
+    Map<String, Target> targets = group();
+    if (info.isPartitioned()) {
+      fetchExisting(targets);
+    }
+    assignDirectories(table, targets);
+    Map<String, List<Path>> destinations = new LinkedHashMap<>();
+    for (Target target : targets.values()) {
+      List<Path> paths = destinations.computeIfAbsent(target.name, n -> new ArrayList<>());
+      target.files.forEach(file -> paths.add(new Path(target.dir, file.fileName())));
+    }
+    return destinations;
   }
 
   private int move(Map<String, Target> targets) throws IOException, InterruptedException {
@@ -287,13 +386,16 @@ final class CommitAttempt {
    * @return the watermark a racing committer recorded first, if it did
    */
   private OptionalLong recordWatermark(Map<String, Target> targets)
-      throws TException, TableParameters.ConflictException {
+      throws TException, FatalCommitException, TableParameters.ConflictException {
     HiveTable info = context.table();
     Table read = context.client().getTable(info.database(), info.name());
     OptionalLong watermark = TableParameters.committed(read.getParameters(), id.jobId());
     if (context.idempotencyCheck() && watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
       return watermark;
     }
+    // Fenced here, the moved files stay: the run that fenced this one claimed after the intent was written, so it
+    // finishes this commit (DESIGN.md rule 12).
+    fence.check(read);
     Table changed = read.deepCopy();
     if (changed.getParameters() == null) {
       changed.setParameters(new HashMap<>());

@@ -16,6 +16,7 @@ import org.apache.hadoop.hive.metastore.IMetaStoreClient;
  * @param batchSize partitions per {@code add_partitions} / {@code alter_partitions} / lookup call
  * @param defaultPartitionName the partition value of null and empty values
  * @param conflicts conflicts seen (a racing committer changed the table or added a partition first)
+ * @param intents where commits write their intents before the first move; null when test-only disabled
  */
 record CommitContext(
     IMetaStoreClient client,
@@ -27,4 +28,12 @@ record CommitContext(
     boolean successFiles,
     int batchSize,
     String defaultPartitionName,
-    AtomicInteger conflicts) {}
+    AtomicInteger conflicts,
+    CommitIntents intents) {
+
+  /** The same, applying commits in {@code writeMode} (a later run finishes an intent in the mode it was made). */
+  CommitContext withMode(WriteMode writeMode) {
+    return new CommitContext(client, table, writeMode, storage, hook, idempotencyCheck, successFiles, batchSize,
+        defaultPartitionName, conflicts, intents);
+  }
+}

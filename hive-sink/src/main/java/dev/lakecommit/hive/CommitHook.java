@@ -8,6 +8,8 @@ import dev.lakecommit.core.CommitId;
  */
 @FunctionalInterface
 interface CommitHook {
+  /** After the commit intent is written (or found written), before the first file moves. */
+  String INTENT_WRITTEN = "hive-intent-written";
   /** After each staged file is in its partition directory (moved now, or found moved). */
   String FILE_MOVED = "hive-file-moved";
   /** After every file of the checkpoint is in place. */

@@ -2,6 +2,7 @@ package dev.lakecommit.hive;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
@@ -12,7 +13,10 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.metastore.api.InvalidObjectException;
 import org.apache.hadoop.hive.metastore.api.InvalidOperationException;
@@ -32,10 +36,26 @@ final class HiveAggregatedCommitter
 
   private final CommitContext context;
   private final StagingLayout layout;
+  private final CommitIntents intents;
+  private final Map<JobId, Long> epochs = new ConcurrentHashMap<>();
 
-  HiveAggregatedCommitter(CommitContext context, StagingLayout layout) {
+  /**
+   * @param intents where the table's intents are, for lookups (also when the context's are test-only disabled)
+   */
+  HiveAggregatedCommitter(CommitContext context, StagingLayout layout, CommitIntents intents) {
     this.context = context;
     this.layout = layout;
+    this.intents = intents;
+  }
+
+  /** From now on every attempt for the job checks that the table still holds {@code epoch} (see CommitAttempt). */
+  @Override
+  public void fence(JobId jobId, long epoch) {
+    if (epoch < 1) {
+      throw new IllegalArgumentException(String.format("Invalid run epoch of job %s: %s (must be >= 1)", jobId,
+          epoch));
+    }
+    epochs.put(jobId, epoch);
   }
 
   /** Conflicts this committer has seen: a racing writer added a partition or changed the table first. */
@@ -54,10 +74,13 @@ final class HiveAggregatedCommitter
   public CommitOutcome commit(HiveCommittable committable) {
     CommitId id = committable.commitId();
     long start = System.nanoTime();
-    CommitAttempt attempt = new CommitAttempt(context, committable);
+    CommitAttempt attempt = new CommitAttempt(context, committable, epochs.getOrDefault(id.jobId(), 0L), null);
     CommitOutcome outcome;
     try {
       outcome = attempt.run();
+    } catch (FencedException e) {
+      LOG.warn("Commit of {} to {} refused: {}", id, context.table(), e.getMessage());
+      return CommitOutcome.fatal(e);
     } catch (TableParameters.ConflictException e) {
       context.conflicts().incrementAndGet();
       LOG.info("Commit of {} to {} conflicted with another writer; will retry: {}", id, context.table(),
@@ -69,9 +92,9 @@ final class HiveAggregatedCommitter
           "Cannot commit %s to table %s: %s", id, context.table(), e.getMessage()), e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return attempt.failedWhileSwapping() ? settle(id, e) : CommitOutcome.retryable(e);
+      return attempt.failedWhileSwapping() ? settle(attempt, id, e) : CommitOutcome.retryable(e);
     } catch (TException | IOException | RuntimeException e) {
-      return attempt.failedWhileSwapping() ? settle(id, e) : CommitOutcome.retryable(e);
+      return attempt.failedWhileSwapping() ? settle(attempt, id, e) : CommitOutcome.retryable(e);
     }
     long millis = (System.nanoTime() - start) / 1_000_000;
     if (outcome instanceof CommitOutcome.Committed committed) {
@@ -87,10 +110,14 @@ final class HiveAggregatedCommitter
   }
 
   /** Settles a watermark swap of unknown effect by reading the table back; never by guessing. */
-  private CommitOutcome settle(CommitId id, Exception cause) {
+  private CommitOutcome settle(CommitAttempt attempt, CommitId id, Exception cause) {
+    HiveTable table = context.table();
     try {
-      OptionalLong watermark = lastCommittedCheckpoint(id.jobId());
+      // The watermark alone: this commit's own intent is unfinished until it is known.
+      OptionalLong watermark = TableParameters.committed(
+          context.client().getTable(table.database(), table.name()).getParameters(), id.jobId());
       if (watermark.isPresent() && watermark.getAsLong() >= id.checkpointId()) {
+        attempt.deleteIntent();
         LOG.warn("Recording {} in {} failed with {} but the table holds it: committed", id, context.table(),
             cause.toString());
         return CommitOutcome.committed("settled by reading back: watermark " + watermark.getAsLong());
@@ -98,7 +125,7 @@ final class HiveAggregatedCommitter
       LOG.warn("Recording {} in {} failed with {} and the table does not hold it: will retry", id,
           context.table(), cause.toString());
       return CommitOutcome.retryable(cause);
-    } catch (IOException | RuntimeException readBack) {
+    } catch (TException | RuntimeException readBack) {
       cause.addSuppressed(readBack);
       LOG.warn("Recording {} in {} failed with {} and the table cannot be read back: state unknown", id,
           context.table(), cause.toString());
@@ -126,13 +153,25 @@ final class HiveAggregatedCommitter
 
   @Override
   public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-    HiveTable table = context.table();
-    try {
-      return TableParameters.committed(
-          context.client().getTable(table.database(), table.name()).getParameters(), jobId);
-    } catch (TException | RuntimeException e) {
-      throw new IOException("Cannot read the watermark of job " + jobId + " from table " + table, e);
+    return HiveTarget.lastCommitted(context, intents, jobId);
+  }
+
+  /**
+   * A staged file of a restored pending commit that is gone, unless the commit's intent exists (its files may be
+   * moved already: the claim of the run finishes it before this is asked).
+   */
+  @Override
+  public Optional<String> missingStaged(HiveCommittable committable) throws IOException {
+    if (intents.list(committable.commitId().jobId()).stream()
+        .anyMatch(s -> s.checkpointId() == committable.commitId().checkpointId())) {
+      return Optional.empty();
     }
+    for (StagedFile file : (Iterable<StagedFile>) committable.files()::iterator) {
+      if (!context.storage().fs().exists(new Path(file.path()))) {
+        return Optional.of(file.path());
+      }
+    }
+    return Optional.empty();
   }
 
   @Override

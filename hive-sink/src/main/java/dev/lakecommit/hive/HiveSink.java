@@ -1,5 +1,6 @@
 package dev.lakecommit.hive;
 
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
@@ -7,9 +8,9 @@ import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.InputConverter;
-import dev.lakecommit.staging.StagingCleaner;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
@@ -18,7 +19,6 @@ import dev.lakecommit.staging.StagingWriterConfig;
 import dev.lakecommit.staging.StagingWriterState;
 import dev.lakecommit.staging.StagingWriterStateSerializer;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -41,6 +41,11 @@ import org.apache.thrift.TException;
  * {@code add_partitions} call (per batch), updates statistics, and records the checkpoint last, in the table
  * parameter {@code lakecommit.committed.<job-id>}. Replays, retries and racing committers change nothing twice.
  *
+ * <p>Across runs ({@link #openTarget()}): every run claims a new epoch of its job in the table, which fences the
+ * committers of older runs; every commit writes its intent before its first move, and a run's claim finishes (or,
+ * where a staged file is lost, undoes) what an earlier run's commit left half done, before the run reads the
+ * watermark or stages anything.
+ *
  * <p>Building the sink connects to the metastore and creates or checks the table: a table that is not Parquet,
  * or whose columns differ from the staged schema, is refused here, before any data is written.
  *
@@ -55,13 +60,15 @@ import org.apache.thrift.TException;
 public final class HiveSink<IN>
     implements Sink<IN, StagingManifest, StagingWriterState>,
         SupportsAggregatedCommitter<StagingManifest, HiveCommittable>,
-        SupportsStagingCleanup {
+        SupportsStagingCleanup,
+        SupportsTarget {
 
   private final HiveSinkConfig config;
   private final HiveTable table;
   private final StagingLayout layout;
   private final Function<Schema, InputConverter<IN>> converters;
   private boolean idempotencyCheck = true;
+  private boolean commitIntents = true;
   private CommitHook hook = CommitHook.NONE;
   private UnaryOperator<FileSystem> fileSystems = UnaryOperator.identity();
 
@@ -119,6 +126,15 @@ public final class HiveSink<IN>
   /** Test-only: commit without the idempotency checks, to show that the crash and race suites catch it. */
   HiveSink<IN> idempotencyCheck(boolean enabled) {
     this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /**
+   * Test-only: commit without writing intents (a later run then cannot finish a commit that failed after its first
+   * move), to show that the rerun tests catch it.
+   */
+  HiveSink<IN> commitIntents(boolean enabled) {
+    this.commitIntents = enabled;
     return this;
   }
 
@@ -181,6 +197,19 @@ public final class HiveSink<IN>
 
   @Override
   public SinkAggregatedCommitter<StagingManifest, HiveCommittable> createAggregatedCommitter() throws IOException {
+    CommitContext context = openContext();
+    return new HiveAggregatedCommitter(context, layout, intents(context.storage()));
+  }
+
+  /** The table's {@link HiveTarget}, with a metastore client of its own. */
+  @Override
+  public CommitTarget openTarget() throws IOException {
+    CommitContext context = openContext();
+    return new HiveTarget(context, intents(context.storage()), fileIO(), layout);
+  }
+
+  /** A new metastore client and table storage, and the settings every commit attempt shares. */
+  private CommitContext openContext() throws IOException {
     HiveConf conf = config.hiveConf();
     FileSystem fs = fileSystems.apply(table.baseLocation().getFileSystem(conf));
     TableStorage storage = new TableStorage(fs, config.moveThreads, idempotencyCheck);
@@ -192,9 +221,13 @@ public final class HiveSink<IN>
       throw new IOException("Cannot connect to the metastore of table " + table + ": " + e.getMessage(), e);
     }
     String defaultPartition = conf.getVar(HiveConf.ConfVars.DEFAULTPARTITIONNAME);
-    CommitContext context = new CommitContext(client, table, config.mode, storage, hook, idempotencyCheck,
-        config.successFiles, config.partitionBatchSize, defaultPartition, new AtomicInteger());
-    return new HiveAggregatedCommitter(context, layout);
+    return new CommitContext(client, table, config.mode, storage, hook, idempotencyCheck, config.successFiles,
+        config.partitionBatchSize, defaultPartition, new AtomicInteger(),
+        commitIntents ? intents(storage) : null);
+  }
+
+  private CommitIntents intents(TableStorage storage) {
+    return new CommitIntents(storage.fs(), table.stagingRoot());
   }
 
   @Override
@@ -202,13 +235,14 @@ public final class HiveSink<IN>
     return new HiveCommittable.Serializer();
   }
 
-  /** Deletes staged leftovers of checkpoints above {@code checkpointId}, found by prefix under the table. */
+  /**
+   * Deletes staged leftovers of checkpoints above {@code checkpointId} of every run epoch, found by prefix under the
+   * table (as {@link HiveTarget#deleteStaged} does for a range of epochs). Commit intents are never deleted here.
+   */
   @Override
   public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
     try (FileIO io = fileIO()) {
-      return new StagingCleaner(io, layout).deleteStagedAfter(jobId, checkpointId);
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
+      return HiveTarget.deleteStaged(io, layout, jobId, checkpointId, 0, Long.MAX_VALUE);
     }
   }
 }

@@ -24,6 +24,11 @@ final class TableParameters {
   static final String VERSION_KEY = "lakecommit.version";
   /** On a partition or table the sink switched to new files: the location it replaced (deleted after the switch). */
   static final String REPLACED_LOCATION_KEY = "lakecommit.replaced-location";
+  /**
+   * A random id the sink gives a table when it creates it or first claims a run epoch in it: with the create time
+   * and location, what tells a table from one dropped and created again under the same name within a second.
+   */
+  static final String TABLE_ID_KEY = "lakecommit.table-id";
 
   static final String NUM_FILES = "numFiles";
   static final String NUM_ROWS = "numRows";

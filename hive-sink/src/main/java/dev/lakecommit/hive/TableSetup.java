@@ -93,6 +93,7 @@ final class TableSetup {
 
     Map<String, String> parameters = new HashMap<>(config.tableProperties);
     parameters.put(TableParameters.VERSION_KEY, "0");
+    parameters.put(TableParameters.TABLE_ID_KEY, java.util.UUID.randomUUID().toString());
     if (partitionKeys.isEmpty()) {
       TableParameters.setExactStats(parameters, Stats.ZERO);
     }

@@ -129,7 +129,7 @@ final class TableStorage implements AutoCloseable {
       return false;
     }
     if (!fs.exists(move.source())) {
-      throw new FatalCommitException(String.format(
+      throw new FatalCommitException.StagedFileLost(String.format(
           "Staged file %s is lost: it is neither staged nor at %s", move.source(), move.target()));
     }
     throw new IOException(String.format("Cannot rename %s to %s", move.source(), move.target()));
@@ -213,6 +213,16 @@ final class TableStorage implements AutoCloseable {
       }
     }
     return deleted;
+  }
+
+  /** Whether a reader of {@code dir} sees any file there (names that are not hidden). */
+  boolean hasVisibleFiles(Path dir) throws IOException {
+    for (FileStatus child : listOrEmpty(dir)) {
+      if (child.isFile() && !HivePaths.isHidden(child.getPath().getName())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Deletes a directory and what is in it; a failure is logged, not thrown (leftovers are only storage). */

@@ -7,6 +7,8 @@
  * <pre>
  * &lt;table location&gt;/
  *   .lakecommit-staging/&lt;job-id&gt;/ckpt-&lt;id&gt;/...     staged files (hidden: readers skip it), until committed
+ *   .lakecommit-staging/&lt;job-id&gt;/intents/intent-&lt;ckpt&gt;-e&lt;epoch&gt;.bin   a commit's intent, from before its first
+ *                                                   move until its watermark is recorded (or a later run undid it)
  *   dt=2024-01-01/region=eu/                          a partition, named as Hive names it (escaped values)
  *     &lt;job&gt;-&lt;ckpt&gt;-&lt;writer&gt;-&lt;attempt&gt;-&lt;seq&gt;.parquet     committed files keep their unique staged names
  *     _SUCCESS                                        when success files are configured
@@ -16,6 +18,9 @@
  * <p>What the metastore holds: partitions with {@code numFiles}, {@code numRows}, {@code totalSize} and the
  * checkpoint of each job that last wrote them ({@code lakecommit.committed.<job-id>}); on the table, the per-job
  * watermark {@code lakecommit.committed.<job-id>} (written last, in every commit) and {@code lakecommit.version},
- * the counter every table change of the sink compares and swaps.
+ * the counter every table change of the sink compares and swaps; the run epoch of each job
+ * ({@code lakecommit.epoch.<job-id>} = {@code <epoch> <run>}, claimed by every run through that same swap, and checked
+ * by every commit before its first move and before its watermark); and {@code lakecommit.table-id}, which tells the
+ * table from one dropped and created again under its name.
  */
 package dev.lakecommit.hive;

@@ -12,11 +12,11 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.runtime.CrashHarness;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.testing.CrashSchedule;
-import dev.lakecommit.core.testing.CrashingSink;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import dev.lakecommit.core.testing.TestScale;
 import java.io.FileNotFoundException;
@@ -77,7 +77,7 @@ abstract class HiveSinkSuite {
   static final LongFunction<Record> CRASH_ROWS =
       id -> row(id, CRASH_CATS.get((int) (id % CRASH_CATS.size())), (int) (id / 100));
   static final String JOB = "crash-job";
-  static final List<String> HIVE_POINTS = List.of(CommitHook.FILE_MOVED, CommitHook.FILES_MOVED,
+  static final List<String> HIVE_POINTS = List.of(CommitHook.INTENT_WRITTEN, CommitHook.FILE_MOVED, CommitHook.FILES_MOVED,
       CommitHook.PARTITIONS_ADDED, CommitHook.STATS_UPDATED, CommitHook.SUCCESS_FILES, CommitHook.BEFORE_WATERMARK,
       CommitHook.AFTER_WATERMARK);
 
@@ -130,6 +130,40 @@ abstract class HiveSinkSuite {
     assertThat(outcome.failure()).isNull();
     assertThat(outcome.crashes()).as("the crash point was reached").isEqualTo(1);
     assertExactlyOnce(table, outcome, true, CRASH_ROWS);
+  }
+
+  /**
+   * Crashes inside a Hive commit: after its intent is written (nothing moved), after some of its files moved (into
+   * partitions that exist: those rows are visible at once), after its new partitions were added. The next run claims
+   * a new epoch and, in the claim, rolls the commit forward before it reads the watermark: rows exact, no intent
+   * left, one epoch per process life.
+   */
+  @ParameterizedTest(name = "rolled forward after a crash at {0} #{1}")
+  @MethodSource("rollForwardPoints")
+  void aNewRunRollsForwardTheCommitACrashLeftUnfinished(String point, int occurrence) throws Exception {
+    String table = HiveFixture.newTable("rollfwd");
+    List<HiveTarget> targets = TargetedCrashingSink.targetList();
+    CrashHarness.Outcome outcome = runJob(table, CrashSchedule.at(point, occurrence), true,
+        crashes -> UnaryOperator.identity(), b -> b.createTable(SCHEMA, PARTITIONED).successFiles(true),
+        CRASH_ROWS, targets);
+
+    assertThat(outcome.failure()).isNull();
+    assertThat(outcome.crashes()).as("the crash point was reached").isEqualTo(1);
+    assertThat(targets).as("one target per process life").hasSize(outcome.lives());
+    assertThat(targets.stream().mapToInt(t -> t.recovery().rolledForward()).sum()).as("commits rolled forward")
+        .isEqualTo(1);
+    assertThat(targets.stream().mapToInt(t -> t.recovery().rolledBack()).sum()).as("commits rolled back")
+        .isZero();
+    String epoch = fixture().client().getTable(HiveFixture.DB, table).getParameters().get(RunEpoch.key(JobId.of(JOB)));
+    assertThat(RunEpoch.parse(JobId.of(JOB), epoch).epoch()).as("epoch after %s lives", outcome.lives())
+        .isEqualTo(outcome.lives());
+    assertExactlyOnce(table, outcome, true, CRASH_ROWS);
+  }
+
+  /** Checkpoint 2 updates the partitions of 1 (6 files each), checkpoint 3 adds partitions. */
+  static Stream<Arguments> rollForwardPoints() {
+    return Stream.of(Arguments.of(CommitHook.INTENT_WRITTEN, 2), Arguments.of(CommitHook.FILE_MOVED, 10),
+        Arguments.of(CommitHook.PARTITIONS_ADDED, 3));
   }
 
   @Test
@@ -474,13 +508,24 @@ abstract class HiveSinkSuite {
   CrashHarness.Outcome runJob(String table, CrashSchedule schedule, boolean check,
       Function<CrashSchedule, UnaryOperator<FileSystem>> fileSystems,
       UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf) throws IOException {
+    return runJob(table, schedule, check, fileSystems, configure, rowOf, TargetedCrashingSink.targetList());
+  }
+
+  /**
+   * Runs the crash harness's job over a Hive sink whose target the runtime opens (each life claims a run epoch);
+   * {@code targets} gets every target opened.
+   */
+  CrashHarness.Outcome runJob(String table, CrashSchedule schedule, boolean check,
+      Function<CrashSchedule, UnaryOperator<FileSystem>> fileSystems,
+      UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf, List<HiveTarget> targets)
+      throws IOException {
     HiveSinkConfig config = configure.apply(fixture().config(table).maxRowsPerFile(CONFIG.rowsPerFile())).build();
     Path checkpoints = Files.createTempDirectory(dir, "checkpoints");
     return CrashHarness.run(checkpoints, CONFIG, schedule,
-        crashes -> new CrashingSink<>(HiveSink.forRecords(config)
+        crashes -> new TargetedCrashingSink(HiveSink.forRecords(config)
             .idempotencyCheck(check)
             .commitHook((point, id) -> crashes.reach(point, id.checkpointId()))
-            .fileSystems(fileSystems.apply(crashes)), crashes),
+            .fileSystems(fileSystems.apply(crashes)), crashes, targets),
         HiveTestData.source(CONFIG.records(), rowOf),
         () -> fixture().contents(table).ids());
   }
