@@ -171,6 +171,16 @@ final class HiveTarget implements CommitTarget {
   }
 
   @Override
+  public java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
+      throws IOException {
+    try {
+      return new StagingCleaner(io, layout).listStaged(jobId, checkpointId, minEpoch, maxEpoch);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
     return deleteStaged(io, layout, jobId, checkpointId, minEpoch, maxEpoch);
   }
