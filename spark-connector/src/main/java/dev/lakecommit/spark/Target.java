@@ -51,7 +51,11 @@ abstract class Target implements Serializable {
 
     /** Opens the sink's target; the caller closes it. */
     CommitTarget openTarget(String where) throws IOException {
-      return sink instanceof SupportsTarget supports ? supports.openTarget() : new UnfencedTarget(this, where);
+      if (!(sink instanceof SupportsTarget supports)) {
+        throw new IllegalArgumentException("The sink of " + where + " has no CommitTarget; the Spark adapter needs"
+            + " one to fence runs and look up commits");
+      }
+      return supports.openTarget();
     }
 
     /**
