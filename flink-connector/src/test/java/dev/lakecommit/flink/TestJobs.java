@@ -229,6 +229,39 @@ final class TestJobs {
     }
   }
 
+  /**
+   * Every data or delete file that some snapshot of the table references but that does not exist: a reader of
+   * that snapshot would fail. Empty for a sound table.
+   */
+  static List<String> missingFiles(org.apache.iceberg.Table table) throws java.io.IOException {
+    org.apache.iceberg.io.FileIO io = table.io();
+    Set<String> checked = new HashSet<>();
+    List<String> missing = new ArrayList<>();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      for (org.apache.iceberg.ManifestFile manifest : snapshot.allManifests(io)) {
+        if (!checked.add(manifest.path())) {
+          continue;
+        }
+        List<String> paths = new ArrayList<>();
+        if (manifest.content() == org.apache.iceberg.ManifestContent.DATA) {
+          try (var files = org.apache.iceberg.ManifestFiles.read(manifest, io, table.specs())) {
+            files.forEach(file -> paths.add(file.location()));
+          }
+        } else {
+          try (var files = org.apache.iceberg.ManifestFiles.readDeleteManifest(manifest, io, table.specs())) {
+            files.forEach(file -> paths.add(file.location()));
+          }
+        }
+        for (String path : paths) {
+          if (!io.newInputFile(path).exists()) {
+            missing.add(path + " (snapshot " + snapshot.snapshotId() + ")");
+          }
+        }
+      }
+    }
+    return missing;
+  }
+
   static Set<Long> range(long from, long count) {
     Set<Long> ids = new HashSet<>();
     for (long i = from; i < from + count; i++) {
