@@ -95,6 +95,12 @@ final class TestJobs {
    */
   static DataStream<RowData> unboundedRows(StreamExecutionEnvironment env, long count, double rowsPerSecond,
       int parallelism) {
+    return unboundedRows(env, "unbounded", count, rowsPerSecond, parallelism);
+  }
+
+  /** As above; {@link #FINISHED} records the rows' subtasks under {@code run}. */
+  static DataStream<RowData> unboundedRows(StreamExecutionEnvironment env, String run, long count,
+      double rowsPerSecond, int parallelism) {
     DataStream<Long> ids = env.fromSource(
             new DataGeneratorSource<>(i -> i, count, RateLimiterStrategy.perSecond(rowsPerSecond), Types.LONG),
             WatermarkStrategy.noWatermarks(), "rows")
@@ -105,7 +111,7 @@ final class TestJobs {
         .uid("heartbeats").setParallelism(1);
     return ids.union(heartbeats)
         .filter(id -> id >= 0).uid("drop-heartbeats")
-        .map(new ToRow("unbounded", 0, count, 0, parallelism)).uid("to-row")
+        .map(new ToRow(run, 0, count, 0, parallelism)).uid("to-row")
         .returns(InternalTypeInfo.of(ROW_TYPE));
   }
 
