@@ -65,7 +65,15 @@ import org.apache.flink.util.function.SerializableSupplier;
  * (or committed), and a writer's teardown deletes only its own run's files. The committer commits only while the
  * table holds the run's epoch: once another run of the job was submitted, this one commits nothing more and fails
  * with the {@link dev.lakecommit.core.FencedException}'s message. Translating the sink without running it (for
- * example {@code env.getExecutionPlan()}) also claims an epoch and so fences a running copy of the job.
+ * example {@code env.getExecutionPlan()}) also claims an epoch and so fences a running copy of the job; so does an
+ * application-mode JobManager that runs {@code main()} again when it recovers a job (the recovered job then fails
+ * as fenced, and is submitted again).
+ *
+ * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
+ * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
+ * the aggregation operator keeps every id above the previous commit's, and a restore whose state is behind what the
+ * table holds for the job is refused. So no run ever commits at or below the table's watermark, and the epoch in
+ * the names keeps a refused or fenced run's files apart from the committed ones.
  */
 public final class LakecommitFlinkSink
     implements org.apache.flink.api.connector.sink2.Sink<RowData>,
