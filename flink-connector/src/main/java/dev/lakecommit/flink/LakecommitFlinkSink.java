@@ -67,7 +67,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * with the {@link dev.lakecommit.core.FencedException}'s message. Translating the sink without running it (for
  * example {@code env.getExecutionPlan()}) also claims an epoch and so fences a running copy of the job; so does an
  * application-mode JobManager that runs {@code main()} again when it recovers a job (the recovered job then fails
- * as fenced, and is submitted again).
+ * as fenced).
  *
  * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
  * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
