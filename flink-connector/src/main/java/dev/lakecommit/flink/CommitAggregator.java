@@ -69,7 +69,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();
     JobId job = JobId.of(jobId);
-    long committed = LakecommitWriter.lastCommitted(core, job);
+    long committed = core.lastCommitted(job);
     List<byte[]> stored = new ArrayList<>();
     state.get().forEach(stored::add);
     if (stored.isEmpty()) {
@@ -84,9 +84,10 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
       pending.addAll(restored.pending());
       if (committed > lastCommitId) {
         throw new IllegalStateException(String.format("Table %s already holds checkpoint %s of job %s, newer than"
-            + " the restored Flink state (checkpoint %s): going on would write committed rows again. Restore"
-            + " from the newer checkpoint or savepoint, or start with a new job id.", target.table(), committed,
-            jobId, lastCommitId));
+            + " the restored Flink state (checkpoint %s): going on would write committed rows again, so this run"
+            + " commits nothing (its writers delete only the files they staged themselves). Restore from the newer"
+            + " checkpoint or savepoint, or start with a new job id.", target.table(), committed, jobId,
+            lastCommitId));
       }
     }
     maxTag = lastFlinkCheckpoint;

@@ -1,6 +1,8 @@
 package dev.lakecommit.flink;
 
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.staging.StagingManifest;
@@ -25,7 +27,9 @@ import org.slf4j.LoggerFactory;
  *       one attempt, so retries do not multiply), then fails the job, which restarts and commits again from
  *       state. Staged files are never deleted on an unknown outcome. {@code signalFailedWithKnownReason} is not
  *       used: Flink would drop the commit;
- *   <li>fatal: {@code signalFailedWithUnknownReason}, which fails the job; the staged files are kept.
+ *   <li>fatal: {@code signalFailedWithUnknownReason}, which fails the job; the staged files are kept. A commit of
+ *       a run whose epoch another run of the job has taken since (a second copy of the job, or a newer submission)
+ *       is fatal with a {@link FencedException}: this run commits nothing more, and its job fails with that message.
  * </ul>
  *
  * <p>The target is opened lazily: Flink runs a committer in every subtask, but only the first receives commits.
@@ -36,12 +40,19 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   private final Target target;
   private final RowType rowType;
   private final RetryPolicy retry;
+  private final JobId jobId;
+  private final long epoch;
   private SinkAggregatedCommitter<StagingManifest, Object> committer;
 
-  LakecommitCommitter(Target target, RowType rowType, RetryPolicy retry) {
+  /**
+   * @param epoch the run's epoch: every commit checks that the table still holds it (0: a target without epochs)
+   */
+  LakecommitCommitter(Target target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch) {
     this.target = target;
     this.rowType = rowType;
     this.retry = retry;
+    this.jobId = jobId;
+    this.epoch = epoch;
   }
 
   @Override
@@ -51,7 +62,16 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       return;
     }
     if (committer == null) {
-      committer = target.open(rowType).committers().createAggregatedCommitter();
+      Target.CoreSink core = target.open(rowType);
+      if (epoch == 0 && core.hasEpochs()) {
+        throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
+            + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); refusing to commit"
+            + " unfenced");
+      }
+      committer = core.committers().createAggregatedCommitter();
+      if (epoch > 0) {
+        committer.fence(jobId, epoch);
+      }
     }
     List<CommitRequest<CheckpointCommittable>> ordered = new ArrayList<>(requests);
     ordered.sort(Comparator.comparing(r -> r.getCommittable().commitId()));
@@ -82,6 +102,11 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       LOG.info("{} was already committed to {} ({}); skipped", committable, target.table(), a.reason());
       request.signalAlreadyCommitted();
       return true;
+    }
+    if (outcome instanceof CommitOutcome.Fatal f && f.cause() instanceof FencedException fenced) {
+      LOG.error("Commit of {} to {} refused: {}", committable, target.table(), fenced.getMessage());
+      request.signalFailedWithUnknownReason(fenced);
+      return false;
     }
     if (outcome instanceof CommitOutcome.Fatal f) {
       LOG.error("Commit of {} to {} failed and cannot be retried; its staged files are kept", committable,

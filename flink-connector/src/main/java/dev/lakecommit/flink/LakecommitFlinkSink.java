@@ -2,11 +2,13 @@ package dev.lakecommit.flink;
 
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -49,6 +51,29 @@ import org.apache.flink.util.function.SerializableSupplier;
  *
  * <p>The job id is stable across restarts and savepoints (Flink's job id is not), so a replayed or re-delivered
  * commit is recognised by the table and skipped. Two different jobs writing one table need different job ids.
+ *
+ * <p>Runs and epochs (DESIGN.md rules 10 and 11). Every submission of the job — a fresh start or a restore from a
+ * savepoint or retained checkpoint — is one run, and claims a new run epoch for the job id in the table when Flink
+ * translates the sink into the job's topology ({@link #addPreCommitTopology}, on the client, right before the job
+ * graph is built and submitted). The claim is a field of this sink, so it travels inside the serialized job graph
+ * to every writer and committer subtask: every writer knows it before it stages its first file, without a
+ * round trip to the table or to the other subtasks, and a Flink failover or a JobManager recovery inside the run
+ * (which deserialize the same job graph) keeps it, while every new submission translates the sink again and
+ * claims a new one. Task-side claims could not be once per run: a subtask cannot tell a failover of its own run
+ * from a new run, and a restarted copy of a fenced job would claim again and fence the newer one. Writers name
+ * their files with the epoch and Flink's attempt number, so no run ever stages a name that another run staged
+ * (or committed), and a writer's teardown deletes only its own run's files. The committer commits only while the
+ * table holds the run's epoch: once another run of the job was submitted, this one commits nothing more and fails
+ * with the {@link dev.lakecommit.core.FencedException}'s message. Translating the sink without running it (for
+ * example {@code env.getExecutionPlan()}) also claims an epoch and so fences a running copy of the job; so does an
+ * application-mode JobManager that runs {@code main()} again when it recovers a job (the recovered job then fails
+ * as fenced).
+ *
+ * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
+ * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
+ * the aggregation operator keeps every id above the previous commit's, and a restore whose state is behind what the
+ * table holds for the job is refused. So no run ever commits at or below the table's watermark, and the epoch in
+ * the names keeps a refused or fenced run's files apart from the committed ones.
  */
 public final class LakecommitFlinkSink
     implements org.apache.flink.api.connector.sink2.Sink<RowData>,
@@ -56,6 +81,7 @@ public final class LakecommitFlinkSink
         SupportsCommitter<CheckpointCommittable>,
         SupportsPreCommitTopology<StagingManifest, CheckpointCommittable> {
   private static final long serialVersionUID = 1L;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LakecommitFlinkSink.class);
 
   private final Target target;
   private final RowType rowType;
@@ -64,6 +90,8 @@ public final class LakecommitFlinkSink
   private final int commitAttempts;
   private final Duration initialBackoff;
   private final Duration maxBackoff;
+  /** The run epoch claimed when Flink last translated this sink; 0 before that, or for targets without epochs. */
+  private long epoch;
 
   private LakecommitFlinkSink(Builder builder, String jobId) {
     this.target = builder.target;
@@ -85,15 +113,36 @@ public final class LakecommitFlinkSink
     return JobId.of(jobId);
   }
 
+  /** The run epoch this sink's run claimed in the table (0 before Flink translated the sink). */
+  long epoch() {
+    return epoch;
+  }
+
+  /**
+   * Claims a new run epoch for the job in the table, fencing every earlier run of it; called once per translation
+   * of the sink, on the client (see the class comment).
+   *
+   * @throws UncheckedIOException if the claim cannot be written: the job is not submitted
+   */
+  long claimRunEpoch() {
+    try {
+      epoch = target.open(rowType).claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot claim a run epoch for job " + jobId + " in table " + target.table()
+          + ": the job is not submitted (" + e.getMessage() + ")", e);
+    }
+    return epoch;
+  }
+
   @Override
   public StatefulSinkWriter<RowData, WriterState> createWriter(WriterInitContext context) throws IOException {
-    return LakecommitWriter.open(target, rowType, jobId(), context, List.of());
+    return LakecommitWriter.open(target, rowType, jobId(), epoch, context, List.of());
   }
 
   @Override
   public StatefulSinkWriter<RowData, WriterState> restoreWriter(WriterInitContext context,
       Collection<WriterState> states) throws IOException {
-    return LakecommitWriter.open(target, rowType, jobId(), context, states);
+    return LakecommitWriter.open(target, rowType, jobId(), epoch, context, states);
   }
 
   @Override
@@ -106,9 +155,15 @@ public final class LakecommitFlinkSink
     return FlinkSerializers.of(new StagingManifestSerializer());
   }
 
+  /**
+   * Adds the aggregation operator; first claims this run's epoch (Flink calls this once per translation of the
+   * sink, on the client, before it serializes the job graph with this sink in it).
+   */
   @Override
   public DataStream<CommittableMessage<CheckpointCommittable>> addPreCommitTopology(
       DataStream<CommittableMessage<StagingManifest>> manifests) {
+    long claimed = claimRunEpoch();
+    LOG.info("Job {} on {} claimed run epoch {} for this submission", jobId, target.table(), claimed);
     return manifests
         .global()
         .transform("Lakecommit aggregator: " + target.table(),
@@ -124,7 +179,7 @@ public final class LakecommitFlinkSink
   public Committer<CheckpointCommittable> createCommitter(CommitterInitContext context) {
     RetryPolicy retry = RetryPolicy.builder().maxAttempts(commitAttempts).initialBackoff(initialBackoff)
         .maxBackoff(maxBackoff).build();
-    return new LakecommitCommitter(target, rowType, retry);
+    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch);
   }
 
   @Override

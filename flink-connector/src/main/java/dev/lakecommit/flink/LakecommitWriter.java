@@ -1,8 +1,6 @@
 package dev.lakecommit.flink;
 
 import dev.lakecommit.core.JobId;
-import dev.lakecommit.core.SinkAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingWriterState;
@@ -23,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * checkpoint barrier (and at end of input) without telling the checkpoint id, so the writer names what it stages
  * after a provisional Lakecommit checkpoint id: {@code offset + last Flink checkpoint + 1}, never above the id
  * the aggregation operator will give the commit that reports it (it gives at least {@code offset + checkpoint}).
+ *
+ * <p>File names also carry the run's epoch and Flink's attempt number ({@link WriterContext}): a writer restored
+ * from an old savepoint names its files after checkpoints that an earlier run may have committed, and only the
+ * epoch keeps those names apart, so that nothing it writes, and nothing its teardown deletes, is a committed file.
  */
 final class LakecommitWriter
     implements CommittingSinkWriter<RowData, StagingManifest>, StatefulSinkWriter<RowData, WriterState> {
@@ -42,12 +44,20 @@ final class LakecommitWriter
   }
 
   /**
-   * Opens the target and a staging writer for this subtask. Without state (a fresh start, or a subtask added by
-   * rescaling), the offset is the job's watermark in the target, read now.
+   * Opens the target and a staging writer for this subtask of the run of {@code epoch}. Without state (a fresh
+   * start, or a subtask added by rescaling), the offset is the job's watermark in the target, read now.
+   *
+   * @throws IllegalStateException if the target has run epochs but the run claimed none (the sink was not
+   *     translated by Flink, see {@link LakecommitFlinkSink})
    */
   static LakecommitWriter open(Target target, org.apache.flink.table.types.logical.RowType rowType, JobId jobId,
-      WriterInitContext context, Collection<WriterState> states) throws IOException {
+      long epoch, WriterInitContext context, Collection<WriterState> states) throws IOException {
     Target.CoreSink core = target.open(rowType);
+    if (epoch == 0 && core.hasEpochs()) {
+      throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
+          + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); a writer without it"
+          + " could stage the names of committed files");
+    }
     int index = context.getTaskInfo().getIndexOfThisSubtask();
     int parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
     int attempt = context.getTaskInfo().getAttemptNumber();
@@ -56,7 +66,7 @@ final class LakecommitWriter
     long restored;
     List<StagingWriterState> staging = new ArrayList<>();
     if (states.isEmpty()) {
-      offset = lastCommitted(core, jobId);
+      offset = core.lastCommitted(jobId);
       flinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
       restored = offset + flinkCheckpoint;
     } else {
@@ -71,28 +81,14 @@ final class LakecommitWriter
       }
       restored = Math.max(restored, offset + flinkCheckpoint);
     }
-    WriterContext writerContext = new WriterContext(jobId, index, parallelism, attempt, restored);
-    LOG.info("Writer {} of {} for job {} on {} starts after checkpoint {} (Flink checkpoint {}, offset {}, "
-        + "attempt {})", index, parallelism, jobId, target.table(), restored, flinkCheckpoint, offset, attempt);
+    WriterContext writerContext = new WriterContext(jobId, index, parallelism, attempt, restored, epoch);
+    LOG.info("Writer {} of {} for job {} on {} starts after checkpoint {} (Flink checkpoint {}, offset {}, run"
+        + " epoch {}, attempt {})", index, parallelism, jobId, target.table(), restored, flinkCheckpoint, offset,
+        epoch, attempt);
     var writer = states.isEmpty()
         ? core.sink().createWriter(writerContext)
         : core.sink().restoreWriter(writerContext, staging);
     return new LakecommitWriter(writer, offset, flinkCheckpoint, restored);
-  }
-
-  /** The job's last committed checkpoint in the target, 0 if none. */
-  static long lastCommitted(Target.CoreSink core, JobId jobId) throws IOException {
-    try (SinkAggregatedCommitter<StagingManifest, Object> committer = core.committers().createAggregatedCommitter()) {
-      if (!(committer instanceof SupportsCommitLookup lookup)) {
-        throw new IllegalStateException("The committer " + committer.getClass().getName() + " cannot look up the"
-            + " last committed checkpoint of a job; the Flink sink needs it to number checkpoints");
-      }
-      return lookup.lastCommittedCheckpoint(jobId).orElse(0);
-    } catch (IOException | RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IOException("Cannot close the committer used to look up job " + jobId, e);
-    }
   }
 
   @Override
@@ -122,7 +118,8 @@ final class LakecommitWriter
 
   /**
    * Deletes what was staged since the last {@code prepareCommit} (reported nowhere, so no commit can need it),
-   * then closes. On a normal end there is nothing unreported.
+   * then closes. Those are files this writer created in this attempt, named with its run's epoch and attempt, so
+   * no other run's file (and no committed one) is touched. On a normal end there is nothing unreported.
    */
   @Override
   public void close() throws IOException {

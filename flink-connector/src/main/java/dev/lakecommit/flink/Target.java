@@ -1,8 +1,14 @@
 package dev.lakecommit.flink;
 
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.hive.HiveCommittable;
 import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.hive.HiveSinkConfig;
@@ -11,6 +17,7 @@ import dev.lakecommit.iceberg.IcebergSink;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingWriterState;
+import java.io.IOException;
 import java.io.Serializable;
 import java.util.Objects;
 import org.apache.flink.table.data.RowData;
@@ -24,13 +31,60 @@ import org.apache.flink.util.function.SerializableSupplier;
 abstract class Target implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  /** A Lakecommit sink of Flink rows and the committers of its combined commits. */
+  /**
+   * A Lakecommit sink of Flink rows and the committers of its combined commits. What the Flink sink asks of the
+   * table itself (watermark, run epoch) goes through the sink's {@link CommitTarget}, opened for the call and
+   * closed after it.
+   */
   record CoreSink(Sink<RowData, StagingManifest, StagingWriterState> sink,
       SupportsAggregatedCommitter<StagingManifest, Object> committers) {
     @SuppressWarnings("unchecked")
     static <S extends Sink<RowData, StagingManifest, StagingWriterState>
         & SupportsAggregatedCommitter<StagingManifest, ?>> CoreSink of(S sink) {
       return new CoreSink(sink, (SupportsAggregatedCommitter<StagingManifest, Object>) sink);
+    }
+
+    /** Whether the sink has a {@link CommitTarget}, so that its runs claim epochs and its commits are fenced. */
+    boolean hasEpochs() {
+      return sink instanceof SupportsTarget;
+    }
+
+    /**
+     * Claims a new run epoch for the job in the table ({@link CommitTarget#claimEpoch}): from then on every commit
+     * of an older run of the job is refused.
+     *
+     * @return the epoch, or 0 for a sink without a {@link CommitTarget} (no epochs, no fencing)
+     * @throws IOException if the claim cannot be written
+     */
+    long claimEpoch(JobId jobId, String run) throws IOException {
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        return 0;
+      }
+      try (CommitTarget target = withTarget.openTarget()) {
+        RunEpoch claimed = target.claimEpoch(jobId, run);
+        return claimed.epoch();
+      }
+    }
+
+    /**
+     * The job's last committed checkpoint in the table, read now; 0 if none.
+     *
+     * @throws IOException if the table cannot be read: never guessed
+     */
+    long lastCommitted(JobId jobId) throws IOException {
+      if (sink instanceof SupportsTarget withTarget) {
+        try (CommitTarget target = withTarget.openTarget()) {
+          return target.lastCommittedCheckpoint(jobId).orElse(0);
+        }
+      }
+      // A sink without a CommitTarget (hive-sink until it has one) answers through its committer.
+      try (SinkAggregatedCommitter<StagingManifest, Object> committer = committers.createAggregatedCommitter()) {
+        if (!(committer instanceof SupportsCommitLookup lookup)) {
+          throw new IllegalStateException("The committer " + committer.getClass().getName() + " cannot look up"
+              + " the last committed checkpoint of job " + jobId + "; the Flink sink needs it to number checkpoints");
+        }
+        return lookup.lastCommittedCheckpoint(jobId).orElse(0);
+      }
     }
   }
 

@@ -8,5 +8,10 @@
  * the target's aggregated committer once the checkpoint is complete. The commit protocol itself (idempotency
  * check inside every attempt, watermarks, settling unknown outcomes) lives in the iceberg-sink and hive-sink
  * modules; this package only maps Flink's lifecycle onto it.
+ *
+ * <p>Every submission of a job claims a run epoch for its job id in the table, on the client, when Flink translates
+ * the sink; writers name files with it and Flink's attempt number, and the committer commits only while the table
+ * holds it (DESIGN.md rules 10 and 11). What this package asks of the table itself goes through the sink's
+ * {@link dev.lakecommit.core.CommitTarget}.
  */
 package dev.lakecommit.flink;

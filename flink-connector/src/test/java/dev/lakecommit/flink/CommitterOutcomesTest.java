@@ -86,7 +86,7 @@ class CommitterOutcomesTest {
 
   private static LakecommitCommitter committer(ScriptedTarget target, int attempts) {
     return new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.builder().maxAttempts(attempts)
-        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).build());
+        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).build(), JOB, 0);
   }
 
   @Test

@@ -103,7 +103,9 @@ class ReplayTest {
     CheckpointCommittable restored = VersionedSerialization.fromBytes(serializer,
         VersionedSerialization.toBytes(serializer, committable));
 
-    LakecommitCommitter committer = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults());
+    long epoch = core.claimEpoch(job, "ReplayTest");
+    LakecommitCommitter committer =
+        new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job, epoch);
     Request first = new Request(committable);
     committer.commit(List.of(first));
     Table table = IcebergFlinkSinkIT.load(warehouse, "db.replay");

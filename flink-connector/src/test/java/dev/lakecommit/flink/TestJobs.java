@@ -95,6 +95,12 @@ final class TestJobs {
    */
   static DataStream<RowData> unboundedRows(StreamExecutionEnvironment env, long count, double rowsPerSecond,
       int parallelism) {
+    return unboundedRows(env, "unbounded", count, rowsPerSecond, parallelism);
+  }
+
+  /** As above; {@link #FINISHED} records the rows' subtasks under {@code run}. */
+  static DataStream<RowData> unboundedRows(StreamExecutionEnvironment env, String run, long count,
+      double rowsPerSecond, int parallelism) {
     DataStream<Long> ids = env.fromSource(
             new DataGeneratorSource<>(i -> i, count, RateLimiterStrategy.perSecond(rowsPerSecond), Types.LONG),
             WatermarkStrategy.noWatermarks(), "rows")
@@ -105,7 +111,7 @@ final class TestJobs {
         .uid("heartbeats").setParallelism(1);
     return ids.union(heartbeats)
         .filter(id -> id >= 0).uid("drop-heartbeats")
-        .map(new ToRow("unbounded", 0, count, 0, parallelism)).uid("to-row")
+        .map(new ToRow(run, 0, count, 0, parallelism)).uid("to-row")
         .returns(InternalTypeInfo.of(ROW_TYPE));
   }
 
@@ -227,6 +233,39 @@ final class TestJobs {
       }
       return new Audit(rows, duplicates, losses, dups, lost);
     }
+  }
+
+  /**
+   * Every data or delete file that some snapshot of the table references but that does not exist: a reader of
+   * that snapshot would fail. Empty for a sound table.
+   */
+  static List<String> missingFiles(org.apache.iceberg.Table table) throws java.io.IOException {
+    org.apache.iceberg.io.FileIO io = table.io();
+    Set<String> checked = new HashSet<>();
+    List<String> missing = new ArrayList<>();
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      for (org.apache.iceberg.ManifestFile manifest : snapshot.allManifests(io)) {
+        if (!checked.add(manifest.path())) {
+          continue;
+        }
+        List<String> paths = new ArrayList<>();
+        if (manifest.content() == org.apache.iceberg.ManifestContent.DATA) {
+          try (var files = org.apache.iceberg.ManifestFiles.read(manifest, io, table.specs())) {
+            files.forEach(file -> paths.add(file.location()));
+          }
+        } else {
+          try (var files = org.apache.iceberg.ManifestFiles.readDeleteManifest(manifest, io, table.specs())) {
+            files.forEach(file -> paths.add(file.location()));
+          }
+        }
+        for (String path : paths) {
+          if (!io.newInputFile(path).exists()) {
+            missing.add(path + " (snapshot " + snapshot.snapshotId() + ")");
+          }
+        }
+      }
+    }
+    return missing;
   }
 
   static Set<Long> range(long from, long count) {
