@@ -30,12 +30,6 @@ public interface SinkAggregatedCommitter<C, A> extends AutoCloseable {
    */
   CommitOutcome commit(A committable);
 
-  /**
-   * Deletes what a combined commit staged, for a checkpoint that will never be committed. Never called for a
-   * commit whose outcome was unknown.
-   */
-  void abort(A committable) throws IOException;
-
   /** The commit id a combined commit carries. */
   CommitId commitId(A committable);
 

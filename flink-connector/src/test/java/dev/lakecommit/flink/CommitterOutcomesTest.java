@@ -54,11 +54,6 @@ class CommitterOutcomesTest {
             }
 
             @Override
-            public void abort(Object committable) {
-              throw new AssertionError("the Flink committer never aborts");
-            }
-
-            @Override
             public CommitId commitId(Object committable) {
               return (CommitId) committable;
             }

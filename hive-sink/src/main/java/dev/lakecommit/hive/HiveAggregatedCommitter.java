@@ -133,19 +133,6 @@ final class HiveAggregatedCommitter
     }
   }
 
-  /** Deletes the checkpoint's staged files that are still staged. Best effort: leftovers are found by prefix. */
-  @Override
-  public void abort(HiveCommittable committable) {
-    committable.files().map(StagedFile::path).forEach(path -> {
-      try {
-        context.storage().fs().delete(new Path(path), false);
-      } catch (IOException e) {
-        LOG.warn("Could not delete staged file {} of {}; the staging cleaner removes it later", path,
-            committable.commitId(), e);
-      }
-    });
-  }
-
   @Override
   public CommitId commitId(HiveCommittable committable) {
     return committable.commitId();

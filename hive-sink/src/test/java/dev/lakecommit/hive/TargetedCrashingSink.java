@@ -121,11 +121,6 @@ final class TargetedCrashingSink
     }
 
     @Override
-    public void abort(HiveCommittable committable) {
-      committer.abort(committable);
-    }
-
-    @Override
     public CommitId commitId(HiveCommittable committable) {
       return committer.commitId(committable);
     }

@@ -180,22 +180,6 @@ final class IcebergAggregatedCommitter
   }
 
   @Override
-  public void abort(IcebergCommittable committable) {
-    for (StagingManifest manifest : committable.manifests()) {
-      List<StagedFile> staged = new ArrayList<>(manifest.files());
-      staged.addAll(manifest.deleteFiles());
-      for (StagedFile file : staged) {
-        try {
-          table.io().deleteFile(file.path());
-        } catch (RuntimeIOException e) {
-          // best effort: the orphan sweeper finds it by prefix
-        }
-      }
-      manifest.icebergManifest().ifPresent(m -> table.io().deleteFile(m.path()));
-    }
-  }
-
-  @Override
   public void fence(JobId jobId, long epoch) {
     if (epochCheck) {
       committer.fence(epoch);

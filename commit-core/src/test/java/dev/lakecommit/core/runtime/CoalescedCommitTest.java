@@ -99,9 +99,6 @@ class CoalescedCommitTest {
         }
 
         @Override
-        public void abort(List<Long> committable) {}
-
-        @Override
         public CommitId commitId(List<Long> committable) {
           return new CommitId(JOB, committable.get(committable.size() - 1));
         }

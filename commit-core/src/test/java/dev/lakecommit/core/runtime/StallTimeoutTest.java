@@ -248,11 +248,6 @@ class StallTimeoutTest {
       }
 
       @Override
-      public void abort(RefManifest committable) throws IOException {
-        committer.abort(committable);
-      }
-
-      @Override
       public CommitId commitId(RefManifest committable) {
         return committer.commitId(committable);
       }

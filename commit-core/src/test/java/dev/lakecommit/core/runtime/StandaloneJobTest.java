@@ -286,11 +286,6 @@ class StandaloneJobTest {
         }
 
         @Override
-        public void abort(RefManifest committable) throws IOException {
-          real.abort(committable);
-        }
-
-        @Override
         public dev.lakecommit.core.CommitId commitId(RefManifest committable) {
           return real.commitId(committable);
         }

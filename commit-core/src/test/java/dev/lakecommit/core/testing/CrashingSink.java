@@ -164,11 +164,6 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     }
 
     @Override
-    public void abort(A committable) throws IOException {
-      committer.abort(committable);
-    }
-
-    @Override
     public void fence(JobId jobId, long epoch) {
       committer.fence(jobId, epoch);
     }

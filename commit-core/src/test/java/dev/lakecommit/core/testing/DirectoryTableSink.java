@@ -232,13 +232,6 @@ public final class DirectoryTableSink
     }
 
     @Override
-    public void abort(RefManifest commit) throws IOException {
-      for (String file : commit.files()) {
-        Files.deleteIfExists(table.root().resolve(file));
-      }
-    }
-
-    @Override
     public CommitId commitId(RefManifest commit) {
       return new CommitId(commit.jobId(), commit.checkpointId());
     }
