@@ -156,6 +156,15 @@ public final class StagingLayout {
     return name == null ? OptionalLong.empty() : OptionalLong.of(name.epoch());
   }
 
+  /**
+   * The checkpoint a file of {@code job} was staged for, from its name alone (so also after a move out of the
+   * staging layout, into a Hive partition directory), or empty if the name is not one this layout gives.
+   */
+  public static OptionalLong checkpointInName(JobId job, String location) {
+    StagedName name = parse(job, location);
+    return name == null ? OptionalLong.empty() : OptionalLong.of(name.checkpointId());
+  }
+
   /** The parts of a staged file's name. */
   private record StagedName(long checkpointId, long epoch, int writerIndex, int attempt) {}
 

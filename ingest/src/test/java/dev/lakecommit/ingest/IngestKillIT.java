@@ -44,7 +44,7 @@ class IngestKillIT {
   @Test
   void twoCopiesRacingUnderSigkillLoseAndDuplicateNothing() throws Exception {
     long seed = TestScale.seed();
-    int rows = TestScale.pick(50_000, 1_000_000);
+    int rows = TestScale.pick(200_000, 1_000_000);
     int kills = TestScale.pick(3, 100);
     Path input = KillLoop.writeInput(dir, rows);
     List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), List.of(

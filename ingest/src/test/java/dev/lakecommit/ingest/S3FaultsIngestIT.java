@@ -226,7 +226,7 @@ class S3FaultsIngestIT {
 
     // Writer 1's data files are refused (403); writer 0's files of the same checkpoint are written.
     FaultRule refuse = FaultRule.builder().methods("PUT", "POST")
-        .pathMatching("/lake/warehouse/.*/ckpt-\\d+/.*-\\d+-1-\\d+-\\d+\\.parquet").faults(Fault.ACCESS_DENIED).build();
+        .pathMatching("/lake/warehouse/.*/ckpt-\\d+/.*-\\d+-e\\d+-1-\\d+-\\d+\\.parquet").faults(Fault.ACCESS_DENIED).build();
     proxy.rules(refuse);
     CliRun failed = first.get(3, TimeUnit.MINUTES);
 

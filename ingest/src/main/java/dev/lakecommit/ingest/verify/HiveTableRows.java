@@ -127,18 +127,19 @@ public final class HiveTableRows implements TableRows {
           + " was written by jobs " + jobs.keySet());
     }
     String job = jobs.keySet().iterator().next();
-    Pattern names = Pattern.compile(Pattern.quote(job) + "-(\\d+)-\\d+-\\d+-\\d+\\..*");
+    dev.lakecommit.core.JobId jobId = dev.lakecommit.core.JobId.of(job);
     Configuration conf = table.conf();
     TreeMap<Long, List<FileStatus>> byCheckpoint = new TreeMap<>();
     try {
       for (Iterator<HiveTarget.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
         for (FileStatus file : Values.visibleFiles(dirs.next(), conf)) {
-          Matcher name = names.matcher(file.getPath().getName());
-          if (!name.matches()) {
+          java.util.OptionalLong checkpoint =
+              dev.lakecommit.staging.StagingLayout.checkpointInName(jobId, file.getPath().getName());
+          if (checkpoint.isEmpty()) {
             throw new IllegalArgumentException("Option --event-time: data file " + file.getPath() + " was not "
                 + "written by job " + job + ", so its commit order is unknown");
           }
-          byCheckpoint.computeIfAbsent(Long.parseLong(name.group(1)), id -> new ArrayList<>()).add(file);
+          byCheckpoint.computeIfAbsent(checkpoint.getAsLong(), id -> new ArrayList<>()).add(file);
         }
       }
     } catch (TException e) {
