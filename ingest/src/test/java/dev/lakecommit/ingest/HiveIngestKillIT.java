@@ -28,7 +28,8 @@ class HiveIngestKillIT {
   @Test
   void sigkillAtRandomMomentsLosesAndDuplicatesNothing() throws Exception {
     long seed = TestScale.seed();
-    int rows = TestScale.pick(50_000, 1_000_000);
+    // 20 checkpoints by default: each killed run completes one or more, so 5 kills land before the input ends
+    int rows = TestScale.pick(100_000, 1_000_000);
     int kills = TestScale.pick(5, 100);
     int checkpointEvery = TestScale.pick(5_000, 10_000);
     System.out.printf("HiveIngestKillIT: seed %d, %,d rows, %d kills%n", seed, rows, kills);

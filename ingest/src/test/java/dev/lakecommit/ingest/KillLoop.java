@@ -122,16 +122,26 @@ final class KillLoop {
       }
       boolean[] hit = new boolean[2];
       if (killed < kills) {
-        int watched = random.nextInt(2);
+        // the newer copy usually fences the older one at once: watch and kill the copies still running
+        int watched = copies.get(1).isAlive() ? 1 : 0;
         awaitOutput(copies.get(watched), logs.get(watched), " complete: ");
         copies.get(watched).waitFor(random.nextInt(maxDelayMillis), TimeUnit.MILLISECONDS);
-        int victims = 1 + random.nextInt(3); // 1: first copy, 2: second, 3: both
+        List<Integer> alive = new ArrayList<>();
         for (int copy = 0; copy < 2; copy++) {
-          if ((victims & (1 << copy)) != 0 && copies.get(copy).isAlive()) {
-            copies.get(copy).destroyForcibly().waitFor();
-            hit[copy] = true;
-            killed++;
+          if (copies.get(copy).isAlive()) {
+            alive.add(copy);
           }
+        }
+        // one of the running copies, or all of them
+        List<Integer> victims = alive.size() < 2 || random.nextBoolean() ? alive.subList(0, Math.min(1, alive.size()))
+            : alive;
+        if (alive.size() == 2 && victims.size() == 1 && random.nextBoolean()) {
+          victims = alive.subList(1, 2);
+        }
+        for (int copy : victims) {
+          copies.get(copy).destroyForcibly().waitFor();
+          hit[copy] = true;
+          killed++;
         }
       }
       for (int copy = 0; copy < 2; copy++) {
