@@ -17,6 +17,7 @@ import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.runtime.CrashHarness;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.testing.CrashSchedule;
+import dev.lakecommit.core.testing.CrashingSink;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import dev.lakecommit.core.testing.TestScale;
 import java.io.FileNotFoundException;
@@ -142,7 +143,7 @@ abstract class HiveSinkSuite {
   @MethodSource("rollForwardPoints")
   void aNewRunRollsForwardTheCommitACrashLeftUnfinished(String point, int occurrence) throws Exception {
     String table = HiveFixture.newTable("rollfwd");
-    List<HiveTarget> targets = TargetedCrashingSink.targetList();
+    List<HiveTarget> targets = new java.util.concurrent.CopyOnWriteArrayList<>();
     CrashHarness.Outcome outcome = runJob(table, CrashSchedule.at(point, occurrence), true,
         crashes -> UnaryOperator.identity(), b -> b.createTable(SCHEMA, PARTITIONED).successFiles(true),
         CRASH_ROWS, targets);
@@ -508,7 +509,7 @@ abstract class HiveSinkSuite {
   CrashHarness.Outcome runJob(String table, CrashSchedule schedule, boolean check,
       Function<CrashSchedule, UnaryOperator<FileSystem>> fileSystems,
       UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf) throws IOException {
-    return runJob(table, schedule, check, fileSystems, configure, rowOf, TargetedCrashingSink.targetList());
+    return runJob(table, schedule, check, fileSystems, configure, rowOf, new java.util.concurrent.CopyOnWriteArrayList<>());
   }
 
   /**
@@ -522,10 +523,10 @@ abstract class HiveSinkSuite {
     HiveSinkConfig config = configure.apply(fixture().config(table).maxRowsPerFile(CONFIG.rowsPerFile())).build();
     Path checkpoints = Files.createTempDirectory(dir, "checkpoints");
     return CrashHarness.run(checkpoints, CONFIG, schedule,
-        crashes -> new TargetedCrashingSink(HiveSink.forRecords(config)
+        crashes -> new CrashingSink<>(HiveSink.forRecords(config)
             .idempotencyCheck(check)
             .commitHook((point, id) -> crashes.reach(point, id.checkpointId()))
-            .fileSystems(fileSystems.apply(crashes)), crashes, targets),
+            .fileSystems(fileSystems.apply(crashes)), crashes, target -> targets.add((HiveTarget) target)),
         HiveTestData.source(CONFIG.records(), rowOf),
         () -> fixture().contents(table).ids());
   }

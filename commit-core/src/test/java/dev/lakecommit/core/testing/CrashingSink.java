@@ -29,10 +29,17 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
 
   private final T delegate;
   private final CrashSchedule crashes;
+  private final java.util.function.Consumer<CommitTarget> opened;
 
   public CrashingSink(T delegate, CrashSchedule crashes) {
+    this(delegate, crashes, target -> {});
+  }
+
+  /** @param opened sees every target the runtime opens through this sink, as the delegate made it */
+  public CrashingSink(T delegate, CrashSchedule crashes, java.util.function.Consumer<CommitTarget> opened) {
     this.delegate = delegate;
     this.crashes = crashes;
+    this.opened = opened;
   }
 
   @Override
@@ -77,6 +84,7 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
       return null;
     }
     CommitTarget target = targets.openTarget();
+    opened.accept(target);
     return new CommitTarget() {
       @Override
       public String name() {
