@@ -2,8 +2,12 @@ package dev.lakecommit.core;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * Everything a sink knows of its one target table, as one closeable object: its identity, the last committed
@@ -54,7 +58,7 @@ public interface CommitTarget extends Closeable {
    * {@code maxEpoch} (inclusive; names without epoch count as epoch 0): the files {@link #deleteStaged} with the same
    * arguments deletes. For dry runs and orphan reports.
    */
-  java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
+  List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
 
   /**
    * Deletes what the job staged for checkpoints above {@code checkpointId} in runs of epochs {@code minEpoch} to
@@ -64,4 +68,66 @@ public interface CommitTarget extends Closeable {
    * @return the number of files deleted
    */
   long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
+
+  /**
+   * What the job staged for committed checkpoints that the target does not hold: for a sink whose commit moves
+   * staged files into the table (Hive), whatever is still staged for a checkpoint at or below the watermark (a
+   * crashed attempt's file, a copy a failed delete left). Empty for a sink whose staged files are the table's own
+   * data files (Iceberg: unreferenced ones among them are found by orphan removal against the table's snapshots).
+   */
+  List<String> committedLeftovers(JobId jobId) throws IOException;
+
+  /**
+   * Deletes {@link #committedLeftovers}: they can never be committed.
+   *
+   * @return the number of files deleted
+   */
+  long deleteCommittedLeftovers(JobId jobId) throws IOException;
+
+  /**
+   * Every job that committed to the target or claimed a run epoch in it, as the target holds them now: its
+   * watermark (empty if it never committed) and its newest run epoch (empty if it never claimed one). For reports.
+   *
+   * @throws IOException if the target cannot be read
+   */
+  SortedMap<String, JobState> jobs() throws IOException;
+
+  /**
+   * What a target holds of one job.
+   *
+   * @param committed the job's watermark: its last committed checkpoint
+   * @param epoch the newest run epoch claimed
+   */
+  record JobState(OptionalLong committed, Optional<RunEpoch> epoch) {
+    /**
+     * The jobs recorded in a table's properties (Iceberg) or parameters (Hive): the one parser of the
+     * {@link CommitId#WATERMARK_KEY_PREFIX} and {@link RunEpoch#EPOCH_KEY_PREFIX} keys.
+     *
+     * @param table the table's name, for the message of a corrupt value
+     * @throws IllegalStateException naming the key and table if a value is corrupt
+     */
+    public static SortedMap<String, JobState> fromProperties(String table, Map<String, String> properties) {
+      SortedMap<String, OptionalLong> watermarks = new TreeMap<>();
+      SortedMap<String, Optional<RunEpoch>> epochs = new TreeMap<>();
+      properties.forEach((key, value) -> {
+        if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
+          String job = key.substring(CommitId.WATERMARK_KEY_PREFIX.length());
+          try {
+            watermarks.put(job, OptionalLong.of(Long.parseLong(value.trim())));
+          } catch (NumberFormatException e) {
+            throw new IllegalStateException("Corrupt watermark " + key + "=" + value + " of table " + table
+                + ": not a checkpoint id", e);
+          }
+        } else if (key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
+          String job = key.substring(RunEpoch.EPOCH_KEY_PREFIX.length());
+          epochs.put(job, Optional.of(RunEpoch.parse(JobId.of(job), value)));
+        }
+      });
+      SortedMap<String, JobState> jobs = new TreeMap<>();
+      watermarks.forEach((job, committed) -> jobs.put(job, new JobState(committed,
+          epochs.getOrDefault(job, Optional.empty()))));
+      epochs.forEach((job, epoch) -> jobs.putIfAbsent(job, new JobState(OptionalLong.empty(), epoch)));
+      return jobs;
+    }
+  }
 }

@@ -97,18 +97,7 @@ public final class StagingCleaner implements SupportsStagingCleanup {
    */
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
     List<String> doomed = listStaged(jobId, checkpointId, minEpoch, maxEpoch);
-    try {
-      if (io instanceof SupportsBulkOperations bulk) {
-        bulk.deleteFiles(doomed);
-      } else {
-        doomed.forEach(io::deleteFile);
-      }
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    } catch (RuntimeException e) {
-      throw new IOException(
-          "Cannot delete " + doomed.size() + " staged files of job " + jobId + " under " + layout.root(), e);
-    }
+    delete(jobId, doomed);
     if (!doomed.isEmpty()) {
       LOG.info("Deleted {} staged files of job {} above checkpoint {} from run epochs {} to {} under {}",
           doomed.size(), jobId, checkpointId, minEpoch, maxEpoch, layout.root());
@@ -135,6 +124,38 @@ public final class StagingCleaner implements SupportsStagingCleanup {
       }
     }
     return found;
+  }
+
+  /**
+   * The files staged for checkpoints at or below {@code checkpointId}, by any run: for a sink whose commit moves
+   * staged files into the table (Hive), what is still staged for a committed checkpoint is a leftover (a crashed
+   * attempt's file, a copy a failed delete left).
+   */
+  public List<String> listStagedUpTo(JobId jobId, long checkpointId) throws IOException {
+    List<String> found = new ArrayList<>();
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
+      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() <= checkpointId) {
+        found.add(file.location());
+      }
+    }
+    return found;
+  }
+
+  /** Deletes the given staged files, in bulk where the {@code FileIO} can. */
+  public void delete(JobId jobId, List<String> files) throws IOException {
+    try {
+      if (io instanceof SupportsBulkOperations bulk) {
+        bulk.deleteFiles(files);
+      } else {
+        files.forEach(io::deleteFile);
+      }
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    } catch (RuntimeException e) {
+      throw new IOException(
+          "Cannot delete " + files.size() + " staged files of job " + jobId + " under " + layout.root(), e);
+    }
   }
 
   private List<FileInfo> list(String prefix) throws IOException {

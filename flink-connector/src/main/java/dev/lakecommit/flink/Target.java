@@ -5,9 +5,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
-import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.hive.HiveCommittable;
 import dev.lakecommit.hive.HiveSink;
@@ -72,18 +70,12 @@ abstract class Target implements Serializable {
      * @throws IOException if the table cannot be read: never guessed
      */
     long lastCommitted(JobId jobId) throws IOException {
-      if (sink instanceof SupportsTarget withTarget) {
-        try (CommitTarget target = withTarget.openTarget()) {
-          return target.lastCommittedCheckpoint(jobId).orElse(0);
-        }
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        throw new IllegalStateException("The sink " + sink.getClass().getName() + " has no CommitTarget; the Flink"
+            + " sink needs one to number checkpoints above what the table holds for job " + jobId);
       }
-      // A sink without a CommitTarget (hive-sink until it has one) answers through its committer.
-      try (SinkAggregatedCommitter<StagingManifest, Object> committer = committers.createAggregatedCommitter()) {
-        if (!(committer instanceof SupportsCommitLookup lookup)) {
-          throw new IllegalStateException("The committer " + committer.getClass().getName() + " cannot look up"
-              + " the last committed checkpoint of job " + jobId + "; the Flink sink needs it to number checkpoints");
-        }
-        return lookup.lastCommittedCheckpoint(jobId).orElse(0);
+      try (CommitTarget target = withTarget.openTarget()) {
+        return target.lastCommittedCheckpoint(jobId).orElse(0);
       }
     }
   }

@@ -195,6 +195,33 @@ final class HiveTarget implements CommitTarget {
     }
   }
 
+  /** What is still staged for checkpoints at or below the job's watermark: the commit moved their files out. */
+  @Override
+  public List<String> committedLeftovers(JobId jobId) throws IOException {
+    OptionalLong committed = lastCommittedCheckpoint(jobId);
+    if (committed.isEmpty()) {
+      return List.of();
+    }
+    try {
+      return new StagingCleaner(io, layout).listStagedUpTo(jobId, committed.getAsLong());
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Override
+  public long deleteCommittedLeftovers(JobId jobId) throws IOException {
+    List<String> leftovers = committedLeftovers(jobId);
+    new StagingCleaner(io, layout).delete(jobId, leftovers);
+    return leftovers.size();
+  }
+
+  @Override
+  public java.util.SortedMap<String, JobState> jobs() throws IOException {
+    Table table = read("jobs");
+    return JobState.fromProperties(name(), table.getParameters() == null ? Map.of() : table.getParameters());
+  }
+
   private Table read(String what) throws IOException {
     HiveTable info = context.table();
     try {

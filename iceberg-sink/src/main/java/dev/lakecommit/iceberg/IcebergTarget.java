@@ -117,6 +117,22 @@ final class IcebergTarget implements CommitTarget {
     return new StagingCleaner(table.io(), layout).listStaged(jobId, checkpointId, minEpoch, maxEpoch);
   }
 
+  /** None: staged files are the table's data files; unreferenced ones are orphan removal's to find. */
+  @Override
+  public java.util.List<String> committedLeftovers(JobId jobId) {
+    return java.util.List.of();
+  }
+
+  @Override
+  public long deleteCommittedLeftovers(JobId jobId) {
+    return 0;
+  }
+
+  @Override
+  public java.util.SortedMap<String, JobState> jobs() throws IOException {
+    return JobState.fromProperties(name(), metadata().properties());
+  }
+
   @Override
   public void close() {}
 

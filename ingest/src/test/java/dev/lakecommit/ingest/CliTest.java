@@ -54,6 +54,48 @@ class CliTest {
   }
 
   @Test
+  void helpPrintsNoPicocliWarnings() {
+    CliRun help = CliRun.of("ingest", "--help");
+    assertThat(help.out() + help.err()).doesNotContain("picocli WARN").contains("20% jitter");
+  }
+
+  @Test
+  void theSinksWriteSettingsAreReachableFromTheTool() throws Exception {
+    CliRun run = CliRun.of(ingest("--max-rows-per-file", "100", "--max-open-files", "4", "--target-file-size", "1m",
+        "-P", "format-version=3", "--branch", "audit", "--writer-manifest-min-files", "1",
+        "--coalesce-pending-commits"));
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", java.util.Map.of(
+        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
+            "demo.orders"));
+    assertThat(((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
+    assertThat(table.currentSnapshot()).as("main is untouched: the commits went to the branch").isNull();
+    org.apache.iceberg.Snapshot head = table.snapshot("audit");
+    long rows = 0;
+    int files = 0;
+    for (org.apache.iceberg.FileScanTask task : table.newScan().useRef("audit").planFiles()) {
+      assertThat(task.file().recordCount()).as("rows of %s", task.file().location()).isLessThanOrEqualTo(100);
+      rows += task.file().recordCount();
+      files++;
+    }
+    assertThat(rows).isEqualTo(2_000);
+    assertThat(files).isGreaterThanOrEqualTo(20);
+    assertThat(head.summary()).containsKey("lakecommit.checkpoint-id");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"--max-rows-per-file=0", "--max-open-files=-1", "--target-file-size=12q",
+      "--writer-manifest-min-files=0", "--move-threads=2", "--partition-batch-size=10"})
+  void badWriteSettingsAreUsageErrorsNamingTheOptionAndCreateNothing(String option) {
+    CliRun run = CliRun.of(ingest(option));
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+    assertThat(run.err()).contains(option.substring(0, option.indexOf('=')));
+    assertThat(dir.resolve("wh/demo")).as("no table was created").doesNotExist();
+  }
+
+  @Test
   void unknownOptionsAreRejectedWithASuggestion() {
     CliRun run = CliRun.of(ingest("--paralelism", "3"));
     assertThat(run.exitCode()).isEqualTo(2);
@@ -118,8 +160,8 @@ class CliTest {
 
     CliRun dry = CliRun.of(cleanup);
     assertThat(dry.exitCode()).as(dry.toString()).isZero();
-    assertThat(dry.out()).contains("1 orphan staged file(s) of job orders above checkpoint 4 from runs before the"
-        + " newest (epoch 2)").contains("orders-9-e1-0-0-0.parquet").doesNotContain("orders-9-e2");
+    assertThat(dry.out()).contains("1 orphan staged file(s) of job orders in demo.orders")
+        .contains("1 above checkpoint 4 from runs before the newest (epoch 2), 0 left over").contains("orders-9-e1-0-0-0.parquet").doesNotContain("orders-9-e2");
     CliRun all = CliRun.of(java.util.stream.Stream.concat(java.util.Arrays.stream(cleanup),
         java.util.stream.Stream.of("--include-current-run")).toArray(String[]::new));
     assertThat(all.out()).contains("2 orphan staged file(s)");

@@ -131,8 +131,8 @@ class HiveIngestIT {
         checkpoints("cleaned"));
     CliRun dryRun = run(cleanup);
     assertThat(dryRun.exitCode()).as(dryRun.toString()).isZero();
-    assertThat(dryRun.out()).contains("2 orphan staged file(s) of job cleaned in Hive table shop.cleaned")
-        .contains("committed up to checkpoint 3").contains("run with --delete")
+    assertThat(dryRun.out()).contains("2 orphan staged file(s) of job cleaned in shop.cleaned")
+        .contains("committed up to checkpoint 3").contains("1 above checkpoint 3").contains("1 left over").contains("run with --delete")
         .contains(committed.getFileName().toString()).contains(above.getFileName().toString())
         .doesNotContain(otherJob.getFileName().toString());
     assertThat(committed).exists();

@@ -27,15 +27,15 @@ class IngestTwiceIT {
   void copiesOfOneCommandStartedTogetherNeverLoseOrDuplicateARow() throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    int trials = TestScale.pick(8, 50);
-    int rows = 20_000;
+    int trials = TestScale.pick(50, 500);
+    int rows = 6_000;
     Path input = KillLoop.writeInput(dir, rows);
     int fenced = 0;
     int refused = 0;
     for (int trial = 0; trial < trials; trial++) {
       Path warehouse = dir.resolve("wh-" + trial);
       List<String> args = List.of("ingest", "--input", input.toString(), "--table", "load.events",
-          "--warehouse", warehouse.toString(), "--parallelism", "2", "--checkpoint-every-records", "1000");
+          "--warehouse", warehouse.toString(), "--parallelism", "2", "--checkpoint-every-records", "300");
       List<String> command = KillLoop.command(FAST_START, args);
       int copies = 2 + random.nextInt(2);
       List<Process> processes = new ArrayList<>();

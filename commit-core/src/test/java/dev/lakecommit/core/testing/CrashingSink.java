@@ -125,6 +125,21 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
       }
 
       @Override
+      public List<String> committedLeftovers(JobId jobId) throws IOException {
+        return target.committedLeftovers(jobId);
+      }
+
+      @Override
+      public long deleteCommittedLeftovers(JobId jobId) throws IOException {
+        return target.deleteCommittedLeftovers(jobId);
+      }
+
+      @Override
+      public java.util.SortedMap<String, JobState> jobs() throws IOException {
+        return target.jobs();
+      }
+
+      @Override
       public void close() throws IOException {
         target.close();
       }

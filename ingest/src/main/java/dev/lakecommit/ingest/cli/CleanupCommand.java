@@ -4,7 +4,6 @@ import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.runtime.CheckpointStore;
-import dev.lakecommit.iceberg.IcebergSink;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.NavigableMap;
@@ -23,7 +22,7 @@ import picocli.CommandLine.Spec;
         + "newest durable checkpoint) written by runs that a newer run of the job fenced: safe while the job runs. "
         + "Dry run unless --delete is given.",
         "With --target hive also what is still staged for committed checkpoints (the commit moved their files "
-            + "into the table). Run it while the job is not running."})
+            + "into the table): crashed attempts' files, copies a failed delete left."})
 public final class CleanupCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -42,25 +41,25 @@ public final class CleanupCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     JobId jobId = job.requiredJobId();
-    if (table.target() == Target.HIVE) {
-      return new HiveCleanup(table, job).run(out, jobId, delete);
-    }
-    try (IcebergSink<org.apache.iceberg.data.Record> sink = IcebergSink.forRecords(table.sinkConfig().build());
-        CommitTarget target = sink.openTarget()) {
+    try (CommitTarget target = TableAccess.of(table).openTarget()) {
       long committed = target.lastCommittedCheckpoint(jobId).orElse(0);
       long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table), target.identity()));
       long current = target.currentEpoch(jobId).map(RunEpoch::epoch).orElse(0L);
       long maxEpoch = includeCurrentRun ? current : current - 1;
       String runs = includeCurrentRun ? "all runs" : "runs before the newest (epoch " + current + ")";
+      List<String> leftovers = target.committedLeftovers(jobId);
       List<String> orphans = maxEpoch < 0 ? List.of() : target.listStaged(jobId, keep, 0, maxEpoch);
+      String what = String.format("orphan staged file(s) of job %s in %s (committed up to checkpoint %d): %d above"
+          + " checkpoint %d from %s, %d left over from committed checkpoints", jobId, target.name(), committed,
+          orphans.size(), keep, runs, leftovers.size());
       if (!delete) {
+        leftovers.forEach(location -> out.printf("  %s%n", location));
         orphans.forEach(location -> out.printf("  %s%n", location));
-        out.printf("%d orphan staged file(s) of job %s above checkpoint %d from %s; run with --delete to delete"
-            + " them%n", orphans.size(), jobId, keep, runs);
+        out.printf("%d %s; run with --delete to delete them%n", leftovers.size() + orphans.size(), what);
       } else {
-        long deleted = maxEpoch < 0 ? 0 : target.deleteStaged(jobId, keep, 0, maxEpoch);
-        out.printf("Deleted %d orphan staged file(s) of job %s above checkpoint %d from %s%n", deleted, jobId, keep,
-            runs);
+        long deleted = target.deleteCommittedLeftovers(jobId);
+        deleted += maxEpoch < 0 ? 0 : target.deleteStaged(jobId, keep, 0, maxEpoch);
+        out.printf("Deleted %d %s%n", deleted, what);
       }
     }
     out.flush();

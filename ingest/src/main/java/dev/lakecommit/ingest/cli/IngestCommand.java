@@ -6,9 +6,6 @@ import dev.lakecommit.core.runtime.CheckpointedSource;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.runtime.StandaloneJob;
-import dev.lakecommit.hive.HiveSink;
-import dev.lakecommit.iceberg.IcebergSink;
-import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
@@ -21,8 +18,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.data.Record;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -57,6 +52,8 @@ public final class IngestCommand implements Callable<Integer> {
   @Mixin JobOptions job;
 
   @Mixin RuntimeOptions runtime;
+
+  @Mixin WriteOptions write;
 
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
@@ -114,7 +111,10 @@ public final class IngestCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    checkTargetOptions();
+    TableAccess access = TableAccess.of(table);
+    TableAccess.IngestSettings settings = new TableAccess.IngestSettings(partitionBy, !noCreateTable,
+        addNewColumns, codec, tableLocation, external, successFiles, write);
+    access.checkIngestOptions(settings);
     FileSource source = FileSource.of(input, format == null ? null : InputFormat.of(format),
         schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
         table.hadoopConf());
@@ -122,58 +122,23 @@ public final class IngestCommand implements Callable<Integer> {
     if (badRecords != null) {
       source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
     }
-    if (table.target() == Target.HIVE) {
-      HiveIngest hive = new HiveIngest(table, source.schema(), partitionBy, !noCreateTable);
-      hive.location(tableLocation).external(external).successFiles(successFiles).codec(codec);
-      JobResult result;
-      try (HiveSink<Record> sink = hive.sink()) {
-        result = run(out, sink, source, jobId);
-      }
-      hive.report(out, jobId, result);
-      RuntimeOptions.report(out, result);
-      return 0;
+    JobResult result;
+    try (Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings)) {
+      result = run(out, sink, source, jobId, access);
     }
-    IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
-    if (!noCreateTable) {
-      config.createTable(source.schema(), partitionBy);
-    }
-    if (codec != null) {
-      config.codec(codec);
-    }
-    try (IcebergSink<Record> sink = IcebergSink.forRecords(config.build())) {
-      JobResult result = run(out, sink, source, jobId);
-      report(out, sink.table(), jobId, result);
-      RuntimeOptions.report(out, result);
-    }
+    report(out, access.describe(jobId), jobId, result);
+    RuntimeOptions.report(out, result);
     return 0;
   }
 
-
-  /** Options of the other target are refused before anything is read. */
-  private void checkTargetOptions() {
-    if (table.target() == Target.HIVE) {
-      table.metastoreUri();
-      if (addNewColumns) {
-        throw new IllegalArgumentException("Option --add-new-columns is for Iceberg tables; a Hive table's columns "
-            + "are changed with ALTER TABLE");
-      }
-    } else {
-      table.requireIceberg();
-      if (tableLocation != null || external || successFiles) {
-        throw new IllegalArgumentException("Options --table-location, --external and --success-files are for "
-            + "--target hive");
-      }
-    }
-  }
-
-  private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId)
-      throws Exception {
+  private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId,
+      TableAccess access) throws Exception {
     out.printf("Ingesting %d file(s) from %s into %s as job %s%n", source.files().size(), input, table.table(),
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
-      return runtime.apply(StandaloneJob.builder(sink, counting(source, rowsRead)), table)
+      return runtime.apply(StandaloneJob.builder(sink, counting(source, rowsRead)), access)
           .jobId(jobId)
           .checkpointStore(job.checkpointStore(jobId, table))
           .parallelism(parallelism)
@@ -187,23 +152,16 @@ public final class IngestCommand implements Callable<Integer> {
     }
   }
 
-  private void report(PrintWriter out, Table target, JobId jobId, JobResult result) {
-    target.refresh();
-    Snapshot snapshot = target.currentSnapshot();
-    String snapshotText = snapshot == null ? "none" : snapshot.snapshotId()
-        + (snapshot.summary().containsKey(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY)
-            ? " (checkpoint " + snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY) + " of job "
-                + snapshot.summary().get(dev.lakecommit.core.CommitId.JOB_ID_KEY) + ")"
-            : "");
+  private static void report(PrintWriter out, TableAccess.Description table, JobId jobId, JobResult result) {
     if (result.recordsRead() == 0 && result.commits() == 0) {
-      out.printf("Nothing new to commit: job %s already committed up to checkpoint %d; table %s is at "
-          + "snapshot %s%n", jobId, result.lastCheckpointId(), table.table(), snapshotText);
-      return;
+      out.printf("Nothing new to commit: job %s already committed up to checkpoint %d; %s is at %s%n", jobId,
+          result.lastCheckpointId(), table.title(), table.state());
+    } else {
+      out.printf("Committed %,d rows in %d checkpoint(s) (%d commit(s), %d already committed) to %s; %s%n",
+          result.recordsRead(), result.checkpoints(), result.commits(), result.skippedCommits(), table.title(),
+          table.state());
     }
-    out.printf("Committed %,d rows in %d checkpoint(s) (%d commit(s), %d already committed) to %s; "
-            + "snapshot %d (checkpoint %d of job %s)%n", result.recordsRead(), result.checkpoints(),
-        result.commits(), result.skippedCommits(), table.table(),
-        snapshot == null ? -1 : snapshot.snapshotId(), result.lastCheckpointId(), jobId);
+    out.flush();
   }
 
   private static CheckpointedSource<Record> counting(FileSource source, AtomicLong rows) {

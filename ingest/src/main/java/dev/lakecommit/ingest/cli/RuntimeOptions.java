@@ -32,15 +32,12 @@ public final class RuntimeOptions {
   @Option(names = "--commit-retry-timeout", paramLabel = "DURATION", defaultValue = "PT5M",
       converter = DurationConverter.class,
       description = "Longest time spent on one checkpoint's commit with its retries; backoff doubles from 100ms "
-          + "to at most 10s with 20% jitter (default: 5m).")
+          + "to at most 10s with 20%% jitter (default: 5m).")
   Duration commitRetryTimeout;
 
   /** Applies the options, and names what the job talks to (without credentials) for its failure messages. */
-  public <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableOptions table) {
-    Map<String, String> properties = new LinkedHashMap<>(table.catalogProperties());
-    if (table.target() == Target.HIVE) {
-      properties.put("hive.metastore.uris", table.metastoreUri());
-    }
+  <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableAccess table) {
+    Map<String, String> properties = table.endpointProperties();
     if (commitAttempts < 1) {
       throw new IllegalArgumentException("Invalid option --commit-retries: " + commitAttempts + " (must be >= 1)");
     }

@@ -2,20 +2,18 @@ package dev.lakecommit.ingest.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CheckpointRecord;
 import dev.lakecommit.core.runtime.CheckpointStore;
-import dev.lakecommit.ingest.hive.HiveTarget;
 import dev.lakecommit.ingest.source.FileSource;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.concurrent.Callable;
-import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -38,50 +36,34 @@ public final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    TableAccess access = TableAccess.of(table);
+    TableAccess.Description description = access.describe(null);
+    SortedMap<String, CommitTarget.JobState> jobs;
+    try (CommitTarget target = access.openTarget()) {
+      jobs = target.jobs();
+    }
     Map<String, Object> status = new LinkedHashMap<>();
     status.put("table", table.table());
-    Map<String, Long> jobs;
-    if (table.target() == Target.HIVE) {
-      try (HiveTarget target = table.openHiveTable()) {
-        status.put("target", "hive");
-        status.put("location", target.location());
-        status.put("version", target.version());
-        status.put("partitions", target.partitionCount());
-        jobs = target.watermarks();
-      }
-    } else {
-      Table target = table.loadTable();
-      Snapshot current = target.currentSnapshot();
-      status.put("snapshot", current == null ? null : current.snapshotId());
-      jobs = new LinkedHashMap<>();
-      Map<String, String> runs = new LinkedHashMap<>();
-      target.properties().forEach((key, value) -> {
-        if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
-          jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), Long.parseLong(value));
-        } else if (key.startsWith(dev.lakecommit.core.RunEpoch.EPOCH_KEY_PREFIX)) {
-          runs.put(key.substring(dev.lakecommit.core.RunEpoch.EPOCH_KEY_PREFIX.length()), value);
-        }
-      });
-      status.put("runs", runs);
-    }
-    status.put("jobs", jobs);
+    status.putAll(description.fields());
+    Map<String, Long> committed = new LinkedHashMap<>();
+    Map<String, String> runs = new LinkedHashMap<>();
+    jobs.forEach((id, state) -> {
+      state.committed().ifPresent(checkpoint -> committed.put(id, checkpoint));
+      state.epoch().ifPresent(epoch -> runs.put(id, epoch.value()));
+    });
+    status.put("runs", runs);
+    status.put("jobs", committed);
     if (job.jobId != null) {
-      status.put("job", jobStatus(job.requiredJobId(), jobs.get(job.jobId)));
+      status.put("job", jobStatus(job.requiredJobId(), committed.get(job.jobId)));
     }
     if (json) {
       out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
     } else {
-      if (table.target() == Target.HIVE) {
-        out.printf("Hive table %s at %s, version %s, %s partition(s)%n", table.table(), status.get("location"),
-            status.get("version"), status.get("partitions"));
-      } else {
-        out.printf("table %s, snapshot %s%n", table.table(), status.get("snapshot"));
-      }
-      if (jobs.isEmpty()) {
+      out.println(description.headline());
+      if (committed.isEmpty()) {
         out.println("no Lakecommit job has committed to this table");
       }
-      Map<?, ?> runs = status.get("runs") instanceof Map<?, ?> m ? m : Map.of();
-      jobs.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%n", id, checkpoint,
+      committed.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%n", id, checkpoint,
           runs.containsKey(id) ? "; newest run: epoch " + runs.get(id) : ""));
       if (status.get("job") instanceof Map<?, ?> detail) {
         detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));

@@ -1,7 +1,6 @@
 package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.iceberg.IcebergSinkConfig;
-import dev.lakecommit.ingest.hive.HiveTarget;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -131,15 +130,6 @@ public final class TableOptions {
   /** {@code -C warehouse} of {@code --target hive}: created tables go to {@code <warehouse>/<db>.db/<table>}. */
   public String hiveWarehouse() {
     return catalogProperties.get("warehouse");
-  }
-
-  /**
-   * The existing Hive table of {@code --target hive}, through a new metastore client (closed with it).
-   *
-   * @throws IllegalArgumentException if an option is missing or wrong, or the table does not exist
-   */
-  public HiveTarget openHiveTable() {
-    return HiveTarget.open(metastoreUri(), hadoopProperties(), table);
   }
 
   /** The existing table, through its catalog. */

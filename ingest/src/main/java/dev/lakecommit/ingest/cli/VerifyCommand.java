@@ -1,17 +1,14 @@
 package dev.lakecommit.ingest.cli;
 
-import dev.lakecommit.ingest.hive.HiveTarget;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
 import dev.lakecommit.ingest.source.SchemaParser;
 import dev.lakecommit.ingest.verify.Audit;
 import dev.lakecommit.ingest.verify.AuditReport;
-import dev.lakecommit.ingest.verify.HiveTableRows;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import org.apache.iceberg.Table;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -59,14 +56,8 @@ public final class VerifyCommand implements Callable<Integer> {
         table.hadoopConf());
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
     AuditReport report;
-    if (table.target() == Target.HIVE) {
-      try (HiveTarget target = table.openHiveTable()) {
-        report = Audit.run(input, new HiveTableRows(target), key, eventTime, spill,
-            Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
-      }
-    } else {
-      Table target = table.loadTable();
-      report = Audit.run(input, target, key, eventTime, spill);
+    try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
+      report = Audit.run(input, rows.rows(), key, eventTime, spill, Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }
     out.println(json ? report.toJson() : report.toTable());
     out.flush();

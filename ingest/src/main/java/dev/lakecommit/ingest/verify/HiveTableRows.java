@@ -1,6 +1,6 @@
 package dev.lakecommit.ingest.verify;
 
-import dev.lakecommit.ingest.hive.HiveTarget;
+import dev.lakecommit.ingest.hive.HiveTableView;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -40,9 +40,9 @@ import org.apache.thrift.TException;
  * The out-of-order rate follows the checkpoint ids in hive-sink's file names (see {@link #outOfOrderRows}).
  */
 public final class HiveTableRows implements TableRows {
-  private final HiveTarget table;
+  private final HiveTableView table;
 
-  public HiveTableRows(HiveTarget table) {
+  public HiveTableRows(HiveTableView table) {
     this.table = table;
   }
 
@@ -77,7 +77,7 @@ public final class HiveTableRows implements TableRows {
   @Override
   public CloseableIterable<Object> values(String column) throws IOException {
     checkColumn(column);
-    Iterator<HiveTarget.DataDirectory> dirs;
+    Iterator<HiveTableView.DataDirectory> dirs;
     try {
       dirs = table.dataDirectories();
     } catch (TException e) {
@@ -120,7 +120,7 @@ public final class HiveTableRows implements TableRows {
       throw new IllegalArgumentException("Option --event-time: '" + eventTimeColumn + "' is a partition column of "
           + "the Hive table " + table.name() + "; give a data column");
     }
-    Map<String, Long> jobs = table.watermarks();
+    Map<String, ?> jobs = table.jobs();
     if (jobs.size() != 1) {
       throw new IllegalArgumentException("Option --event-time with --target hive needs a table that one job wrote "
           + "(the commit order comes from the checkpoint ids in its file names); table " + table.name()
@@ -131,7 +131,7 @@ public final class HiveTableRows implements TableRows {
     Configuration conf = table.conf();
     TreeMap<Long, List<FileStatus>> byCheckpoint = new TreeMap<>();
     try {
-      for (Iterator<HiveTarget.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
+      for (Iterator<HiveTableView.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
         for (FileStatus file : Values.visibleFiles(dirs.next(), conf)) {
           java.util.OptionalLong checkpoint =
               dev.lakecommit.staging.StagingLayout.checkpointInName(jobId, file.getPath().getName());
@@ -200,7 +200,7 @@ public final class HiveTableRows implements TableRows {
 
   /** The values of one column, file by file; at most one file open. */
   private static final class Values implements CloseableIterator<Object> {
-    private final Iterator<HiveTarget.DataDirectory> dirs;
+    private final Iterator<HiveTableView.DataDirectory> dirs;
     private final Configuration conf;
     private final String column;
     private final int partitionIndex;
@@ -209,7 +209,7 @@ public final class HiveTableRows implements TableRows {
     private CloseableIterable<Object> current;
     private Iterator<Object> values = Collections.emptyIterator();
 
-    Values(Iterator<HiveTarget.DataDirectory> dirs, Configuration conf, String column, int partitionIndex) {
+    Values(Iterator<HiveTableView.DataDirectory> dirs, Configuration conf, String column, int partitionIndex) {
       this.dirs = dirs;
       this.conf = conf;
       this.column = column;
@@ -225,7 +225,7 @@ public final class HiveTableRows implements TableRows {
             if (!dirs.hasNext()) {
               return false;
             }
-            HiveTarget.DataDirectory dir = dirs.next();
+            HiveTableView.DataDirectory dir = dirs.next();
             partitionValues = dir.partitionValues();
             files = visibleFiles(dir, conf).iterator();
             continue;
@@ -284,7 +284,7 @@ public final class HiveTableRows implements TableRows {
       return CloseableIterable.transform(rows, row -> topLevel ? row.getField(name) : accessor.get(row));
     }
 
-    private static List<FileStatus> visibleFiles(HiveTarget.DataDirectory dir, Configuration conf)
+    private static List<FileStatus> visibleFiles(HiveTableView.DataDirectory dir, Configuration conf)
         throws IOException {
       FileSystem fs = dir.path().getFileSystem(conf);
       FileStatus[] children;

@@ -10,10 +10,10 @@ import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
 /** An Iceberg table's current snapshot (deletes applied), read with Iceberg's generic reader. */
-final class IcebergTableRows implements TableRows {
+public final class IcebergTableRows implements TableRows {
   private final Table table;
 
-  IcebergTableRows(Table table) {
+  public IcebergTableRows(Table table) {
     this.table = table;
     table.refresh();
   }

@@ -1,16 +1,14 @@
 package dev.lakecommit.ingest.hive;
 
-import dev.lakecommit.core.CommitId;
-import dev.lakecommit.core.JobId;
-import dev.lakecommit.staging.StagingLayout;
+import dev.lakecommit.core.CommitTarget;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.SortedMap;
 import java.util.NoSuchElementException;
-import java.util.OptionalLong;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.conf.HiveConf;
@@ -21,16 +19,15 @@ import org.apache.hadoop.hive.metastore.api.FieldSchema;
 import org.apache.hadoop.hive.metastore.api.NoSuchObjectException;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.Table;
-import org.apache.iceberg.hadoop.HadoopFileIO;
-import org.apache.iceberg.io.FileIO;
 import org.apache.thrift.TException;
 
 /**
- * An existing Hive table as {@code status}, {@code cleanup} and {@code verify} see it: its parameters (the per-job
- * watermarks hive-sink records), its location and staging directory, and the directories that hold its data (the
- * table's location, or each partition's location as the metastore lists it). Holds one metastore client.
+ * An existing Hive table as {@code status} and {@code verify} read it: its parameters, its location, and the
+ * directories that hold its data (the table's location, or each partition's location as the metastore lists it),
+ * as any reader of the table finds them. Writing, watermarks, epochs and staged files are hive-sink's
+ * ({@code CommitTarget}). Holds one metastore client.
  */
-public final class HiveTarget implements AutoCloseable {
+public final class HiveTableView implements AutoCloseable {
   /** Hive-sink's hidden staging directory under the table's base location (see {@code dev.lakecommit.hive}). */
   static final String STAGING_DIR = ".lakecommit-staging";
   /** Hive-sink's directory of overwritten data; an unpartitioned table overwritten lives in one of its children. */
@@ -43,7 +40,7 @@ public final class HiveTarget implements AutoCloseable {
   private final Table table;
   private final String name;
 
-  private HiveTarget(IMetaStoreClient client, Configuration conf, Table table) {
+  private HiveTableView(IMetaStoreClient client, Configuration conf, Table table) {
     this.client = client;
     this.conf = conf;
     this.table = table;
@@ -57,7 +54,7 @@ public final class HiveTarget implements AutoCloseable {
    * @throws IllegalArgumentException if the table name is not {@code database.table} or the table does not exist
    * @throws IllegalStateException if the metastore cannot be reached
    */
-  public static HiveTarget open(String metastoreUri, Map<String, String> hadoopProperties, String table) {
+  public static HiveTableView open(String metastoreUri, Map<String, String> hadoopProperties, String table) {
     int dot = table.indexOf('.');
     if (dot <= 0 || dot != table.lastIndexOf('.') || dot == table.length() - 1) {
       throw new IllegalArgumentException("Invalid option --table: '" + table + "' (a Hive table is "
@@ -67,7 +64,7 @@ public final class HiveTarget implements AutoCloseable {
     String tableName = table.substring(dot + 1).toLowerCase(Locale.ROOT);
     Configuration conf = new Configuration();
     hadoopProperties.forEach(conf::set);
-    HiveConf hiveConf = new HiveConf(conf, HiveTarget.class);
+    HiveConf hiveConf = new HiveConf(conf, HiveTableView.class);
     hiveConf.set(HiveConf.ConfVars.METASTOREURIS.varname, metastoreUri);
     IMetaStoreClient client;
     try {
@@ -77,7 +74,7 @@ public final class HiveTarget implements AutoCloseable {
           + e.getMessage(), e);
     }
     try {
-      return new HiveTarget(client, conf, client.getTable(database, tableName));
+      return new HiveTableView(client, conf, client.getTable(database, tableName));
     } catch (NoSuchObjectException e) {
       client.close();
       throw new IllegalArgumentException("Table " + database + "." + tableName + " does not exist in the Hive "
@@ -98,30 +95,9 @@ public final class HiveTarget implements AutoCloseable {
     return table.getParameters() == null ? Map.of() : table.getParameters();
   }
 
-  /** The last committed checkpoint of every job that wrote to the table, by job id. */
-  public Map<String, Long> watermarks() {
-    Map<String, Long> jobs = new LinkedHashMap<>();
-    parameters().forEach((key, value) -> {
-      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
-        jobs.put(key.substring(CommitId.WATERMARK_KEY_PREFIX.length()), parse(key, value));
-      }
-    });
-    return jobs;
-  }
-
-  /** The last committed checkpoint of {@code job}, if it committed any. */
-  public OptionalLong watermark(JobId job) {
-    String value = parameters().get(CommitId.watermarkKey(job));
-    return value == null ? OptionalLong.empty() : OptionalLong.of(parse(CommitId.watermarkKey(job), value));
-  }
-
-  private long parse(String key, String value) {
-    try {
-      return Long.parseLong(value.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalStateException("Corrupt parameter " + key + "=" + value + " of table " + name
-          + ": not a checkpoint id", e);
-    }
+  /** The jobs that committed to the table (their watermarks) or claimed a run epoch in it, by job id. */
+  public SortedMap<String, CommitTarget.JobState> jobs() {
+    return CommitTarget.JobState.fromProperties(name, parameters());
   }
 
   /** Hive-sink's change counter of the table ({@value #VERSION_KEY}); null if it never changed the table. */
@@ -146,25 +122,9 @@ public final class HiveTarget implements AutoCloseable {
     return columns;
   }
 
-  /** Where hive-sink stages files for this table: {@code <base location>/.lakecommit-staging}. */
-  public StagingLayout stagingLayout() {
-    Path location = new Path(location());
-    Path parent = location.getParent();
-    boolean overwritten = parent != null && OVERWRITE_DIR.equals(parent.getName());
-    Path base = overwritten ? parent.getParent() : location;
-    return StagingLayout.under(new Path(base, STAGING_DIR).toString());
-  }
-
   /** The Hadoop configuration of the table's storage. */
   public Configuration conf() {
     return new Configuration(conf);
-  }
-
-  /** A new FileIO (the caller closes it) on the table's storage, which can list and delete by prefix. */
-  public FileIO io() {
-    HadoopFileIO io = new HadoopFileIO(conf());
-    io.initialize(Map.of());
-    return io;
   }
 
   /** The number of partitions; 0 for an unpartitioned table. */

@@ -1,0 +1,147 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.hive.HiveSink;
+import dev.lakecommit.hive.HiveSinkConfig;
+import dev.lakecommit.ingest.hive.HiveTableView;
+import dev.lakecommit.ingest.verify.HiveTableRows;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.Record;
+import org.apache.thrift.TException;
+
+/**
+ * A Hive table (Parquet) in a Hive Metastore, through hive-sink ({@code --target hive}). An ingest creates the
+ * table (identity partitions on {@code --partition-by} columns) unless it exists or {@code --no-create-table} is
+ * given; an existing table must have the input's columns.
+ */
+final class HiveAccess implements TableAccess {
+  private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  private final TableOptions options;
+
+  HiveAccess(TableOptions options) {
+    this.options = options;
+  }
+
+  @Override
+  public void checkIngestOptions(IngestSettings settings) {
+    options.metastoreUri();
+    settings.write().checkHive();
+    if (settings.addNewColumns()) {
+      throw new IllegalArgumentException("Option --add-new-columns is for Iceberg tables; a Hive table's columns "
+          + "are changed with ALTER TABLE");
+    }
+    for (String column : settings.partitionBy()) {
+      if (!COLUMN.matcher(column.trim()).matches()) {
+        throw new IllegalArgumentException("Invalid option --partition-by: '" + column + "' (a Hive table is "
+            + "partitioned by columns, e.g. --partition-by region,day; transforms are for Iceberg tables)");
+      }
+    }
+    if (!settings.createTable()
+        && (settings.tableLocation() != null || settings.external() || !settings.partitionBy().isEmpty())) {
+      throw new IllegalArgumentException("Options --table-location, --external and --partition-by describe a "
+          + "table the tool creates; they cannot be used with --no-create-table");
+    }
+  }
+
+  @Override
+  public Sink<Record, ?, ?> openSink(Schema schema, IngestSettings settings) {
+    HiveSinkConfig.Builder config = hiveConfig().successFiles(settings.successFiles());
+    if (settings.createTable()) {
+      try {
+        config.createTable(schema, settings.partitionBy().stream().map(String::trim).toList());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("Invalid option --partition-by: " + e.getMessage(), e);
+      }
+      String location = settings.tableLocation() != null ? settings.tableLocation() : defaultLocation();
+      if (location != null) {
+        config.location(location);
+      }
+      config.external(settings.external());
+    } else {
+      config.schema(schema);
+    }
+    if (settings.codec() != null) {
+      config.codec(settings.codec());
+    }
+    settings.write().applyTo(config);
+    return HiveSink.forRecords(config.build());
+  }
+
+  @Override
+  public Map<String, String> endpointProperties() {
+    Map<String, String> properties = new LinkedHashMap<>(options.catalogProperties());
+    properties.put("hive.metastore.uris", options.metastoreUri());
+    return properties;
+  }
+
+  @Override
+  public CommitTarget openTarget() throws IOException {
+    HiveSink<Record> sink = HiveSink.forRecords(hiveConfig().build());
+    try {
+      return new ClosingTarget(sink.openTarget(), sink);
+    } catch (IOException | RuntimeException e) {
+      sink.close();
+      throw e;
+    }
+  }
+
+  @Override
+  public OpenRows openRows() {
+    HiveTableView view = view();
+    return new OpenRows(new HiveTableRows(view), view::close);
+  }
+
+  @Override
+  public Description describe(JobId jobOrNull) throws IOException {
+    try (HiveTableView view = view()) {
+      Map<String, Object> fields = new LinkedHashMap<>();
+      fields.put("target", "hive");
+      fields.put("location", view.location());
+      fields.put("version", view.version());
+      fields.put("partitions", view.partitionCount());
+      CommitTarget.JobState job = jobOrNull == null ? null : view.jobs().get(jobOrNull.value());
+      String state = "version " + view.version() + (job == null || job.committed().isEmpty() ? ""
+          : " (checkpoint " + job.committed().getAsLong() + " of job " + jobOrNull + ")");
+      return new Description("Hive table " + view.name(), state, fields,
+          String.format("Hive table %s at %s, version %s, %s partition(s)", view.name(), view.location(),
+              view.version(), fields.get("partitions")));
+    } catch (TException e) {
+      throw new IOException("Cannot list the partitions of Hive table " + options.table() + ": " + e.getMessage(),
+          e);
+    }
+  }
+
+  private HiveTableView view() {
+    return HiveTableView.open(options.metastoreUri(), options.hadoopProperties(), options.table());
+  }
+
+  /** The sink's configuration of an existing table: metastore, table and storage settings. */
+  private HiveSinkConfig.Builder hiveConfig() {
+    HiveSinkConfig.Builder config = HiveSinkConfig.builder()
+        .metastoreUri(options.metastoreUri())
+        .table(options.table());
+    options.hadoopProperties().forEach(config::hadoopProperty);
+    return config;
+  }
+
+  /** {@code <warehouse>/<db>.db/<table>} with {@code -C warehouse}, as Hive lays out managed tables; else none. */
+  private String defaultLocation() {
+    String warehouse = options.hiveWarehouse();
+    if (warehouse == null || warehouse.isBlank()) {
+      return null;
+    }
+    String name = options.table().toLowerCase(Locale.ROOT);
+    int dot = name.indexOf('.');
+    String root = warehouse.endsWith("/") ? warehouse.substring(0, warehouse.length() - 1) : warehouse;
+    return root + "/" + name.substring(0, dot) + ".db/" + name.substring(dot + 1);
+  }
+}

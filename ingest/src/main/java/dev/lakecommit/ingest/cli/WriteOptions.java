@@ -1,0 +1,144 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.hive.HiveSinkConfig;
+import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.TypeConversionException;
+
+/**
+ * How an ingest writes files and commits them: the sinks' settings that a tool user may want to change. What the
+ * tool leaves out is library-only for a reason: overwrite and upsert modes need an engine's batch or key routing
+ * (Spark, Flink), a metrics sink and test switches are for programs.
+ */
+public final class WriteOptions {
+  @Option(names = {"--table-property", "-P"}, paramLabel = "KEY=VALUE", mapFallbackValue = "",
+      description = "A property of a table the tool creates (Iceberg table property or Hive table parameter), e.g. "
+          + "format-version=3; repeat for each.")
+  Map<String, String> tableProperties = new LinkedHashMap<>();
+
+  @Option(names = "--branch", paramLabel = "NAME", description = "Iceberg: commit to this branch instead of main.")
+  String branch;
+
+  @Option(names = "--target-file-size", paramLabel = "SIZE", converter = SizeConverter.class,
+      description = "Roll data files at about this size, e.g. 128m (default: the table's write.target-file-size-"
+          + "bytes, else 512m).")
+  Long targetFileSize;
+
+  @Option(names = "--max-rows-per-file", paramLabel = "N", description = "Roll data files after N rows.")
+  Long maxRowsPerFile;
+
+  @Option(names = "--max-open-files", paramLabel = "N",
+      description = "Open data files per writer (one per partition written) before the writer closes the largest.")
+  Integer maxOpenFiles;
+
+  @Option(names = "--no-writer-manifests", negatable = false,
+      description = "Iceberg: the commit adds every file itself instead of appending the writers' own manifests.")
+  boolean noWriterManifests;
+
+  @Option(names = "--writer-manifest-min-files", paramLabel = "N",
+      description = "Iceberg: the fewest files a writer needs at a checkpoint to write its own manifest.")
+  Integer writerManifestMinFiles;
+
+  @Option(names = "--coalesce-pending-commits",
+      description = "Iceberg: commit checkpoints pending together (after a restore, or a backlog of failed commits) "
+          + "as one snapshot (default: one snapshot per checkpoint).")
+  boolean coalescePendingCommits;
+
+  @Option(names = "--move-threads", paramLabel = "N", description = "Hive: threads moving files at commit.")
+  Integer moveThreads;
+
+  @Option(names = "--partition-batch-size", paramLabel = "N",
+      description = "Hive: partitions per metastore call at commit.")
+  Integer partitionBatchSize;
+
+  /** Refuses the Iceberg-only options for a Hive table. */
+  void checkHive() {
+    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits) {
+      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files and "
+          + "--coalesce-pending-commits are for Iceberg tables");
+    }
+  }
+
+  /** Refuses the Hive-only options for an Iceberg table. */
+  void checkIceberg() {
+    if (moveThreads != null || partitionBatchSize != null) {
+      throw new IllegalArgumentException("Options --move-threads and --partition-batch-size are for --target hive");
+    }
+  }
+
+  void applyTo(IcebergSinkConfig.Builder config) {
+    if (!tableProperties.isEmpty()) {
+      config.tableProperties(tableProperties);
+    }
+    if (branch != null) {
+      config.branch(check("--branch", branch, !branch.isBlank()));
+    }
+    applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
+    if (noWriterManifests) {
+      config.writeManifests(false);
+    }
+    if (writerManifestMinFiles != null) {
+      config.writerManifestMinFiles(check("--writer-manifest-min-files", writerManifestMinFiles,
+          writerManifestMinFiles > 0));
+    }
+    config.coalescePendingAppends(coalescePendingCommits);
+  }
+
+  void applyTo(HiveSinkConfig.Builder config) {
+    if (!tableProperties.isEmpty()) {
+      config.tableProperties(tableProperties);
+    }
+    applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
+    if (moveThreads != null) {
+      config.moveThreads(check("--move-threads", moveThreads, moveThreads > 0));
+    }
+    if (partitionBatchSize != null) {
+      config.partitionBatchSize(check("--partition-batch-size", partitionBatchSize, partitionBatchSize > 0));
+    }
+  }
+
+  private void applyFiles(java.util.function.LongConsumer size, java.util.function.LongConsumer rows,
+      java.util.function.IntConsumer files) {
+    if (targetFileSize != null) {
+      size.accept(check("--target-file-size", targetFileSize, targetFileSize > 0));
+    }
+    if (maxRowsPerFile != null) {
+      rows.accept(check("--max-rows-per-file", maxRowsPerFile, maxRowsPerFile > 0));
+    }
+    if (maxOpenFiles != null) {
+      files.accept(check("--max-open-files", maxOpenFiles, maxOpenFiles > 0));
+    }
+  }
+
+  private static <T> T check(String option, T value, boolean valid) {
+    if (!valid) {
+      throw new IllegalArgumentException("Invalid option " + option + ": '" + value + "' (must be "
+          + (value instanceof String ? "a name" : "> 0") + ")");
+    }
+    return value;
+  }
+
+  /** Sizes as bytes or with a k, m or g suffix ({@code 128m}). */
+  public static final class SizeConverter implements ITypeConverter<Long> {
+    @Override
+    public Long convert(String value) {
+      String text = value.trim().toLowerCase(Locale.ROOT).replaceAll("i?b$", "");
+      try {
+        long unit = switch (text.isEmpty() ? ' ' : text.charAt(text.length() - 1)) {
+          case 'k' -> 1L << 10;
+          case 'm' -> 1L << 20;
+          case 'g' -> 1L << 30;
+          default -> 1;
+        };
+        String number = unit == 1 ? text : text.substring(0, text.length() - 1);
+        return Math.multiplyExact(Long.parseLong(number.trim()), unit);
+      } catch (RuntimeException e) {
+        throw new TypeConversionException("Invalid size: '" + value + "' (use bytes or 64k, 128m, 1g)");
+      }
+    }
+  }
+}
