@@ -42,7 +42,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private static final ListStateDescriptor<byte[]> STATE =
       new ListStateDescriptor<>("lakecommit-aggregator", BytePrimitiveArraySerializer.INSTANCE);
 
-  private final Target target;
+  private final SinkRecipe target;
   private final RowType rowType;
   private final String jobId;
 
@@ -55,7 +55,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private transient long maxTag;
   private transient boolean ended;
 
-  CommitAggregator(Target target, RowType rowType, JobId jobId) {
+  CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId) {
     this.target = target;
     this.rowType = rowType;
     this.jobId = jobId.value();
@@ -64,7 +64,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
-    Target.CoreSink core = target.open(rowType);
+    SinkRecipe.CoreSink core = target.open(rowType);
     committer = core.committers().createAggregatedCommitter();
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();

@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   private static final Logger LOG = LoggerFactory.getLogger(LakecommitCommitter.class);
 
-  private final Target target;
+  private final SinkRecipe target;
   private final RowType rowType;
   private final RetryPolicy retry;
   private final JobId jobId;
@@ -47,7 +47,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   /**
    * @param epoch the run's epoch: every commit checks that the table still holds it (0: a target without epochs)
    */
-  LakecommitCommitter(Target target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch) {
+  LakecommitCommitter(SinkRecipe target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch) {
     this.target = target;
     this.rowType = rowType;
     this.retry = retry;
@@ -62,7 +62,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       return;
     }
     if (committer == null) {
-      Target.CoreSink core = target.open(rowType);
+      SinkRecipe.CoreSink core = target.open(rowType);
       if (epoch == 0 && core.hasEpochs()) {
         throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
             + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); refusing to commit"

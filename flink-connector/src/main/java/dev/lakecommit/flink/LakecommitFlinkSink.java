@@ -83,7 +83,7 @@ public final class LakecommitFlinkSink
   private static final long serialVersionUID = 1L;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LakecommitFlinkSink.class);
 
-  private final Target target;
+  private final SinkRecipe target;
   private final RowType rowType;
   private final String jobId;
   private final String uidPrefix;
@@ -190,7 +190,7 @@ public final class LakecommitFlinkSink
   /** Builder in the style of Flink's connectors; {@link #build} checks the config against the table. */
   public static final class Builder {
     private final RowType rowType;
-    private Target target;
+    private SinkRecipe target;
     private String jobId;
     private String jobName;
     private String uidPrefix;
@@ -207,13 +207,13 @@ public final class LakecommitFlinkSink
      * connect), so it must be serializable: a lambda over serializable values.
      */
     public Builder iceberg(SerializableSupplier<IcebergSinkConfig> config) {
-      this.target = Target.iceberg(config);
+      this.target = SinkRecipe.iceberg(config);
       return this;
     }
 
     /** Writes to a Hive table through its metastore; the supplier is serializable, as for {@link #iceberg}. */
     public Builder hive(SerializableSupplier<HiveSinkConfig> config) {
-      this.target = Target.hive(config);
+      this.target = SinkRecipe.hive(config);
       return this;
     }
 

@@ -50,9 +50,9 @@ final class LakecommitWriter
    * @throws IllegalStateException if the target has run epochs but the run claimed none (the sink was not
    *     translated by Flink, see {@link LakecommitFlinkSink})
    */
-  static LakecommitWriter open(Target target, org.apache.flink.table.types.logical.RowType rowType, JobId jobId,
+  static LakecommitWriter open(SinkRecipe target, org.apache.flink.table.types.logical.RowType rowType, JobId jobId,
       long epoch, WriterInitContext context, Collection<WriterState> states) throws IOException {
-    Target.CoreSink core = target.open(rowType);
+    SinkRecipe.CoreSink core = target.open(rowType);
     if (epoch == 0 && core.hasEpochs()) {
       throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
           + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); a writer without it"

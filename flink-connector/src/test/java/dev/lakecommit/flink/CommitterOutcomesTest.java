@@ -27,7 +27,7 @@ class CommitterOutcomesTest {
   private static final JobId JOB = JobId.of("outcomes");
 
   /** A target whose committer answers from a script and records what it was asked to commit. */
-  static final class ScriptedTarget extends Target {
+  static final class ScriptedTarget extends SinkRecipe {
     final transient Deque<CommitOutcome> script = new ArrayDeque<>();
     final transient List<Long> attempts = new ArrayList<>();
 

@@ -109,7 +109,7 @@ class HiveFlinkSinkIT {
 
   /** Every row of every visible file of every partition the metastore lists. */
   private static List<Record> readBack(String table) throws Exception {
-    Schema staged = ((HiveSink<?>) Target.hive(() -> config(hms.uri(), table)).open(TestJobs.ROW_TYPE).sink())
+    Schema staged = ((HiveSink<?>) SinkRecipe.hive(() -> config(hms.uri(), table)).open(TestJobs.ROW_TYPE).sink())
         .schema();
     Configuration conf = new Configuration();
     List<Record> records = new ArrayList<>();

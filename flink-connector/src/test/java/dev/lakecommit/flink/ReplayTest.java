@@ -81,8 +81,8 @@ class ReplayTest {
   @Test
   void aRedeliveredCombinedCommitCommitsNothing() throws Exception {
     String warehouse = dir.toString();
-    Target target = Target.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, "db.replay"));
-    Target.CoreSink core = target.open(TestJobs.ROW_TYPE);
+    SinkRecipe target = SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, "db.replay"));
+    SinkRecipe.CoreSink core = target.open(TestJobs.ROW_TYPE);
     JobId job = JobId.of("replay");
     CommitId id = new CommitId(job, 1);
     Object combined;

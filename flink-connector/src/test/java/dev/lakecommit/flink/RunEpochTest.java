@@ -75,7 +75,7 @@ class RunEpochTest {
     sink.claimRunEpoch();
     long epoch = sink.claimRunEpoch();
     assertThat(epoch).isEqualTo(2);
-    Target target = target();
+    SinkRecipe target = target();
     LakecommitWriter writer = LakecommitWriter.open(target, TestJobs.ROW_TYPE, sink.jobId(), epoch,
         context(1, 2, 3, OptionalLong.empty()), List.of());
     write(writer, 0, 50);
@@ -108,7 +108,7 @@ class RunEpochTest {
   void aWriterRestoredFromAnOldSavepointNeverTouchesCommittedFiles() throws Exception {
     LakecommitFlinkSink sink = sink("restored");
     JobId job = sink.jobId();
-    Target target = target();
+    SinkRecipe target = target();
     long first = sink.claimRunEpoch();
     LakecommitCommitter committer1 = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(),
         job, first);
@@ -162,19 +162,19 @@ class RunEpochTest {
     assertThat(audit.losses()).isZero();
   }
 
-  private Target target() {
+  private SinkRecipe target() {
     String warehouse = dir.toString();
-    return Target.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, TABLE));
+    return SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, TABLE));
   }
 
-  private static void commit(LakecommitCommitter committer, Target target, JobId job, long checkpoint,
+  private static void commit(LakecommitCommitter committer, SinkRecipe target, JobId job, long checkpoint,
       StagingManifest manifest, List<String> committed) throws Exception {
     assertThat(commitSignals(committer, target, job, checkpoint, manifest)).as("commit of checkpoint %s", checkpoint)
         .isEmpty();
     manifest.files().forEach(file -> committed.add(file.path()));
   }
 
-  private static List<String> commitSignals(LakecommitCommitter committer, Target target, JobId job,
+  private static List<String> commitSignals(LakecommitCommitter committer, SinkRecipe target, JobId job,
       long checkpoint, StagingManifest manifest) throws Exception {
     CommitId id = new CommitId(job, checkpoint);
     StagingManifest restamped = new StagingManifest(job, checkpoint, manifest.writerIndex(), manifest.attempt(),

@@ -80,7 +80,7 @@ class SerializersTest {
     CommitId id = new CommitId(JOB, 47);
     IcebergCommittable combined = new IcebergCommittable(id, List.of(manifest(47, 0), manifest(47, 1)));
     CheckpointCommittable.Serializer serializer =
-        new CheckpointCommittable.Serializer(Target.iceberg(SerializersTest::unused).committableSerializer());
+        new CheckpointCommittable.Serializer(SinkRecipe.iceberg(SerializersTest::unused).committableSerializer());
     CheckpointCommittable value = new CheckpointCommittable(7, id, combined);
     // The envelope's v1 around the current IcebergCommittable (v2, staging manifests v2) ...
     checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v1-iceberg-v2.bin");

@@ -42,13 +42,13 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
   /** Where Spark's streaming execution also puts the run id (the job group of its jobs). */
   private static final String JOB_GROUP_PROPERTY = "spark.jobGroup.id";
 
-  private final Target target;
+  private final SinkRecipe target;
   private final String jobId;
   private final transient RetryPolicy retry;
   /** The run this function is writing for; replaced when the query is started again. */
   private transient QueryRun run;
 
-  private MicroBatchWriter(Target target, String jobId, RetryPolicy retry) {
+  private MicroBatchWriter(SinkRecipe target, String jobId, RetryPolicy retry) {
     this.target = target;
     this.jobId = jobId;
     this.retry = retry;
@@ -82,7 +82,7 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
           + " skipped", batchId, queryId, target.describe(), job, run.ids());
       return;
     }
-    Target.Opened<?> opened = SinkCache.open(target, batch.schema());
+    SinkRecipe.Opened<?> opened = SinkCache.open(target, batch.schema());
     WriteResult result = WriteRun.execute(target, opened, batch, run.fence(), checkpoint.getAsLong(),
         retry == null ? RetryPolicy.defaults() : retry, run.commitProperties());
     LOG.info("Micro-batch {} of job {} to {} as checkpoint {}: {} ({} records)", batchId, job, target.describe(),
@@ -91,7 +91,7 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
 
   /** Claims the run's epoch, fixes its batch id mapping and deletes what fenced runs staged. */
   private QueryRun startRun(String key, Dataset<Row> batch, JobId job, String queryId, long firstBatch) {
-    Target.Opened<?> opened = SinkCache.open(target, batch.schema());
+    SinkRecipe.Opened<?> opened = SinkCache.open(target, batch.schema());
     TargetRun fence = TargetRun.open(opened, job, target.describe());
     try {
       fence.claim("Spark query " + (queryId == null ? "(none)" : queryId) + ", " + RunEpoch.thisProcess());
@@ -190,12 +190,12 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
 
     /** The function, writing to an Iceberg table (the supplier runs now, and where the batches are written). */
     public MicroBatchWriter iceberg(SerializableSupplier<IcebergSinkConfig> config) {
-      return new MicroBatchWriter(new IcebergTarget(config), jobId, retry);
+      return new MicroBatchWriter(new IcebergRecipe(config), jobId, retry);
     }
 
     /** The function, writing to a Hive table through its metastore. */
     public MicroBatchWriter hive(SerializableSupplier<HiveSinkConfig> config) {
-      return new MicroBatchWriter(new HiveTarget(config), jobId, retry);
+      return new MicroBatchWriter(new HiveRecipe(config), jobId, retry);
     }
   }
 }

@@ -24,14 +24,14 @@ final class StagingWriterFactory implements DataWriterFactory {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(StagingWriterFactory.class);
 
-  private final Target target;
+  private final SinkRecipe target;
   private final StructType schema;
   private final String jobId;
   private final long checkpointId;
   private final long epoch;
   private final int numPartitions;
 
-  StagingWriterFactory(Target target, StructType schema, JobId jobId, long checkpointId, long epoch,
+  StagingWriterFactory(SinkRecipe target, StructType schema, JobId jobId, long checkpointId, long epoch,
       int numPartitions) {
     this.target = target;
     this.schema = schema;
@@ -49,7 +49,7 @@ final class StagingWriterFactory implements DataWriterFactory {
       LOG.debug("Partition {} of job {}: task attempt {} (attempt number {}, stage attempt {})", partitionId,
           jobId, taskId, task.attemptNumber(), task.stageAttemptNumber());
     }
-    Target.Opened<?> opened = SinkCache.open(target, schema);
+    SinkRecipe.Opened<?> opened = SinkCache.open(target, schema);
     WriterContext context = new WriterContext(JobId.of(jobId), partitionId, Math.max(numPartitions,
         partitionId + 1), attempt, checkpointId - 1, epoch);
     try {

@@ -30,7 +30,7 @@ public final class TableWrite {
   public static final long CHECKPOINT_ID = 1;
 
   private final Dataset<Row> data;
-  private Target target;
+  private SinkRecipe target;
   private String writeId;
   private RetryPolicy retry = RetryPolicy.defaults();
 
@@ -43,13 +43,13 @@ public final class TableWrite {
    * driver and each executor when the write runs; the table is created there if the config says so.
    */
   public TableWrite iceberg(SerializableSupplier<IcebergSinkConfig> config) {
-    this.target = new IcebergTarget(config);
+    this.target = new IcebergRecipe(config);
     return this;
   }
 
   /** Writes to a Hive table through its metastore; see {@link #iceberg} for when the supplier runs. */
   public TableWrite hive(SerializableSupplier<HiveSinkConfig> config) {
-    this.target = new HiveTarget(config);
+    this.target = new HiveRecipe(config);
     return this;
   }
 
@@ -90,7 +90,7 @@ public final class TableWrite {
           + " a rerun of the write commit nothing");
     }
     JobId job = JobId.of(writeId);
-    Target.Opened<?> opened = SinkCache.open(target, data.schema());
+    SinkRecipe.Opened<?> opened = SinkCache.open(target, data.schema());
     try (TargetRun run = TargetRun.open(opened, job, target.describe())) {
       OptionalLong committed = run.lastCommitted();
       if (committed.isPresent() && committed.getAsLong() >= CHECKPOINT_ID) {

@@ -35,7 +35,7 @@ final class TargetRun implements Closeable {
   }
 
   /** Opens the target of a run of {@code jobId}; nothing is claimed yet. */
-  static TargetRun open(Target.Opened<?> opened, JobId jobId, String where) {
+  static TargetRun open(SinkRecipe.Opened<?> opened, JobId jobId, String where) {
     try {
       return new TargetRun(opened.openTarget(where), opened.claimsEpochs(), jobId, where);
     } catch (IOException e) {

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
 final class WriteRun<A> implements BatchWrite {
   private static final Logger LOG = LoggerFactory.getLogger(WriteRun.class);
 
-  private final Target target;
-  private final Target.Opened<A> opened;
+  private final SinkRecipe target;
+  private final SinkRecipe.Opened<A> opened;
   private final Dataset<Row> data;
   private final TargetRun run;
   private final CommitId commitId;
@@ -49,7 +49,7 @@ final class WriteRun<A> implements BatchWrite {
   private WriteResult result;
   private RuntimeException commitFailure;
 
-  private WriteRun(Target target, Target.Opened<A> opened, Dataset<Row> data, TargetRun run, long checkpointId,
+  private WriteRun(SinkRecipe target, SinkRecipe.Opened<A> opened, Dataset<Row> data, TargetRun run, long checkpointId,
       RetryPolicy retry, Map<String, String> commitProperties) {
     this.target = target;
     this.opened = opened;
@@ -68,12 +68,12 @@ final class WriteRun<A> implements BatchWrite {
    * @throws IllegalStateException if the commit failed or the run was fenced; the message says whether the staged
    *     files were kept
    */
-  static WriteResult execute(Target target, Target.Opened<?> opened, Dataset<Row> data, TargetRun run,
+  static WriteResult execute(SinkRecipe target, SinkRecipe.Opened<?> opened, Dataset<Row> data, TargetRun run,
       long checkpointId, RetryPolicy retry, Map<String, String> commitProperties) {
     return create(opened, target, data, run, checkpointId, retry, commitProperties).execute();
   }
 
-  private static <A> WriteRun<A> create(Target.Opened<A> opened, Target target, Dataset<Row> data, TargetRun run,
+  private static <A> WriteRun<A> create(SinkRecipe.Opened<A> opened, SinkRecipe target, Dataset<Row> data, TargetRun run,
       long checkpointId, RetryPolicy retry, Map<String, String> commitProperties) {
     return new WriteRun<>(target, opened, data, run, checkpointId, retry, commitProperties);
   }

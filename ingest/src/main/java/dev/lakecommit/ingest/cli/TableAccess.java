@@ -20,7 +20,7 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
 
   /** The access of the table the options name. */
   static TableAccess of(TableOptions options) {
-    return options.target() == Target.HIVE ? new HiveAccess(options) : new IcebergAccess(options);
+    return options.target() == TableKind.HIVE ? new HiveAccess(options) : new IcebergAccess(options);
   }
 
   /** How an ingest creates or evolves its table; options of the other kind of table are refused. */

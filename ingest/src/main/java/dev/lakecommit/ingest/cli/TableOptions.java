@@ -24,7 +24,7 @@ public final class TableOptions {
 
   @Option(names = "--target", paramLabel = "iceberg|hive", defaultValue = "iceberg",
       description = "Kind of table: iceberg (default) or hive (a Parquet table in a Hive Metastore).")
-  Target target = Target.ICEBERG;
+  TableKind target = TableKind.ICEBERG;
 
   @Option(names = "--metastore-uri", paramLabel = "thrift://HOST:PORT",
       description = "The Hive Metastore of --target hive (also accepted as -C uri=... or "
@@ -50,7 +50,7 @@ public final class TableOptions {
 
   /** The catalog properties in force: the given ones, or the embedded default's. */
   public Map<String, String> catalogProperties() {
-    if (!catalogProperties.isEmpty() || target == Target.HIVE) {
+    if (!catalogProperties.isEmpty() || target == TableKind.HIVE) {
       return catalogProperties;
     }
     Path dir = warehouse.toAbsolutePath().normalize();
@@ -67,7 +67,7 @@ public final class TableOptions {
    * {@code --target hive} all Hadoop and Hive settings among them.
    */
   public org.apache.hadoop.conf.Configuration hadoopConf() {
-    if (target == Target.HIVE) {
+    if (target == TableKind.HIVE) {
       org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
       hadoopProperties().forEach(conf::set);
       return conf;
@@ -75,7 +75,7 @@ public final class TableOptions {
     return dev.lakecommit.iceberg.HadoopConfs.from(catalogProperties());
   }
 
-  public Target target() {
+  public TableKind target() {
     return target;
   }
 
@@ -140,12 +140,12 @@ public final class TableOptions {
   }
 
   public boolean embedded() {
-    return catalogProperties.isEmpty() && target == Target.ICEBERG;
+    return catalogProperties.isEmpty() && target == TableKind.ICEBERG;
   }
 
   /** Fails on options that only a Hive target uses. */
   void requireIceberg() {
-    if (target != Target.ICEBERG) {
+    if (target != TableKind.ICEBERG) {
       throw new IllegalStateException("Table " + table + " is a " + target + " target, not Iceberg");
     }
     if (metastoreUri != null) {

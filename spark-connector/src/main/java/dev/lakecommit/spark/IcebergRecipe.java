@@ -7,13 +7,13 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.StructType;
 
 /** An Iceberg table, through {@link IcebergSink}. */
-final class IcebergTarget extends Target {
+final class IcebergRecipe extends SinkRecipe {
   private static final long serialVersionUID = 1L;
 
   private final SerializableSupplier<IcebergSinkConfig> config;
   private final String table;
 
-  IcebergTarget(SerializableSupplier<IcebergSinkConfig> config) {
+  IcebergRecipe(SerializableSupplier<IcebergSinkConfig> config) {
     this.config = Objects.requireNonNull(config, "config");
     this.table = build(config).table().toString();
   }

@@ -21,7 +21,7 @@ import org.apache.spark.sql.types.StructType;
  * Where a Spark write goes: a recipe that builds the Lakecommit sink from a configuration supplier, on the driver
  * and on executors alike. Serialized into every task.
  */
-abstract class Target implements Serializable {
+abstract class SinkRecipe implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /** Identifies this target within a JVM's {@link SinkCache}: one sink per target and input schema. */

@@ -9,13 +9,13 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.StructType;
 
 /** A Hive table, through {@link HiveSink}. */
-final class HiveTarget extends Target {
+final class HiveRecipe extends SinkRecipe {
   private static final long serialVersionUID = 1L;
 
   private final SerializableSupplier<HiveSinkConfig> config;
   private final String table;
 
-  HiveTarget(SerializableSupplier<HiveSinkConfig> config) {
+  HiveRecipe(SerializableSupplier<HiveSinkConfig> config) {
     this.config = Objects.requireNonNull(config, "config");
     this.table = build(config).table();
   }

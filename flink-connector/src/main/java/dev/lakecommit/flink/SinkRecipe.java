@@ -26,7 +26,7 @@ import org.apache.flink.util.function.SerializableSupplier;
  * Where the Flink sink writes. Serializable: it travels with the job graph and builds the Lakecommit sink (which
  * connects to the catalog or metastore) where it runs, from a config supplier.
  */
-abstract class Target implements Serializable {
+abstract class SinkRecipe implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /**
@@ -94,12 +94,12 @@ abstract class Target implements Serializable {
   /** Serializer of the target's combined commits, without connecting anywhere. */
   abstract SimpleVersionedSerializer<Object> committableSerializer();
 
-  static Target iceberg(SerializableSupplier<IcebergSinkConfig> config) {
-    return new IcebergTarget(config);
+  static SinkRecipe iceberg(SerializableSupplier<IcebergSinkConfig> config) {
+    return new IcebergRecipe(config);
   }
 
-  static Target hive(SerializableSupplier<HiveSinkConfig> config) {
-    return new HiveTarget(config);
+  static SinkRecipe hive(SerializableSupplier<HiveSinkConfig> config) {
+    return new HiveRecipe(config);
   }
 
   @SuppressWarnings("unchecked")
@@ -107,12 +107,12 @@ abstract class Target implements Serializable {
     return (SimpleVersionedSerializer<Object>) serializer;
   }
 
-  private static final class IcebergTarget extends Target {
+  private static final class IcebergRecipe extends SinkRecipe {
     private static final long serialVersionUID = 1L;
     private final SerializableSupplier<IcebergSinkConfig> config;
     private final String table;
 
-    IcebergTarget(SerializableSupplier<IcebergSinkConfig> config) {
+    IcebergRecipe(SerializableSupplier<IcebergSinkConfig> config) {
       this.config = Objects.requireNonNull(config, "iceberg config");
       this.table = Objects.requireNonNull(config.get(), "The Iceberg config supplier returned null").table()
           .toString();
@@ -134,12 +134,12 @@ abstract class Target implements Serializable {
     }
   }
 
-  private static final class HiveTarget extends Target {
+  private static final class HiveRecipe extends SinkRecipe {
     private static final long serialVersionUID = 1L;
     private final SerializableSupplier<HiveSinkConfig> config;
     private final String table;
 
-    HiveTarget(SerializableSupplier<HiveSinkConfig> config) {
+    HiveRecipe(SerializableSupplier<HiveSinkConfig> config) {
       this.config = Objects.requireNonNull(config, "hive config");
       this.table = Objects.requireNonNull(config.get(), "The Hive config supplier returned null").table();
     }
