@@ -100,7 +100,22 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
           e.field(),
           e);
     }
-    files.write(record);
+    try {
+      files.write(record);
+    } catch (Error e) {
+      throw storageFailure(e);
+    }
+  }
+
+  /**
+   * Hadoop's local file system reports a failed write (a full disk) as an {@code FSError} wrapping the
+   * {@code IOException}: a storage failure of the job, not a crash of the process.
+   */
+  private Error storageFailure(Error e) throws IOException {
+    if (e.getCause() instanceof IOException io) {
+      throw new IOException("Cannot write staged files: " + io.getMessage(), io);
+    }
+    return e;
   }
 
   /**
@@ -117,7 +132,11 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
           String.format("Invalid checkpoint id: %s (must be > the last prepared or restored checkpoint %s)",
               checkpointId, lastPrepared));
     }
-    files.closeAll();
+    try {
+      files.closeAll();
+    } catch (Error e) {
+      throw storageFailure(e);
+    }
     List<StagedFile> staged = files.drain();
     Optional<IcebergManifest> icebergManifest = Optional.empty();
     if (config.writesIcebergManifest(staged.size())) {

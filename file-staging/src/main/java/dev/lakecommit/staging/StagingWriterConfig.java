@@ -173,6 +173,17 @@ public final class StagingWriterConfig {
 
     /** Parquet codec by Iceberg's name: {@code zstd} (default), {@code snappy}, {@code gzip}, {@code uncompressed}. */
     public Builder codec(String codec) {
+      checkCodec(codec);
+      properties.put(TableProperties.PARQUET_COMPRESSION, codec.toLowerCase(Locale.ROOT));
+      return this;
+    }
+
+    /**
+     * Checks a Parquet codec name, for callers that validate their options before anything is written.
+     *
+     * @throws IllegalArgumentException naming the codec and the ones there are
+     */
+    public static void checkCodec(String codec) {
       Objects.requireNonNull(codec, "codec");
       try {
         CompressionCodecName.valueOf(codec.toUpperCase(Locale.ROOT));
@@ -180,8 +191,6 @@ public final class StagingWriterConfig {
         throw new IllegalArgumentException(
             String.format("Invalid Parquet codec: '%s' (use zstd, snappy, gzip, lz4 or uncompressed)", codec), e);
       }
-      properties.put(TableProperties.PARQUET_COMPRESSION, codec.toLowerCase(Locale.ROOT));
-      return this;
     }
 
     /** Parquet row-group size: the bytes buffered in memory per open file before a row group is flushed. */

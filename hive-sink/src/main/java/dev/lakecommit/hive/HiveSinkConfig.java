@@ -101,7 +101,14 @@ public final class HiveSinkConfig {
    * @throws IllegalArgumentException if no metastore URI is set (the client would start a metastore of its own)
    */
   public HiveConf hiveConf() {
-    HiveConf conf = new HiveConf(hadoopConf(), HiveSinkConfig.class);
+    Configuration given = hadoopConf();
+    HiveConf conf = new HiveConf(given, HiveSinkConfig.class);
+    // One owner per failure kind (DESIGN.md rule 8): the client reconnects once after a broken connection, with
+    // one connection attempt and no pause of its own; backing off through an outage is the commit retry policy's.
+    // Without this every commit attempt ran the client's 3 connection attempts 1 s apart, nested in the policy's.
+    setUnlessGiven(given, conf, HiveConf.ConfVars.METASTORETHRIFTCONNECTIONRETRIES, "1");
+    setUnlessGiven(given, conf, HiveConf.ConfVars.METASTORETHRIFTFAILURERETRIES, "1");
+    setUnlessGiven(given, conf, HiveConf.ConfVars.METASTORE_CLIENT_CONNECT_RETRY_DELAY, "0s");
     if (metastoreUri != null) {
       conf.set(HiveConf.ConfVars.METASTOREURIS.varname, metastoreUri);
     }
@@ -112,6 +119,13 @@ public final class HiveSinkConfig {
           table()));
     }
     return conf;
+  }
+
+  /** Sets a Hive setting that neither the sink's Hadoop settings nor a hive-site.xml gave. */
+  private static void setUnlessGiven(Configuration given, HiveConf conf, HiveConf.ConfVars var, String value) {
+    if (given.get(var.varname) == null && java.util.Objects.equals(conf.get(var.varname), var.getDefaultValue())) {
+      conf.set(var.varname, value);
+    }
   }
 
   /** Builder; settings are checked here, the metastore and the table when the sink is built. */

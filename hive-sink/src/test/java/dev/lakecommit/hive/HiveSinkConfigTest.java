@@ -43,4 +43,16 @@ class HiveSinkConfigTest {
     assertThat(config.hadoopConf().get("fs.s3a.endpoint")).isEqualTo("http://minio:9000");
     assertThat(config.partitionBatchSize).isEqualTo(HiveSinkConfig.DEFAULT_PARTITION_BATCH_SIZE);
   }
+
+  @Test
+  void theMetastoreClientReconnectsOnceWithoutBackoffOfItsOwnUnlessTheUserSaysOtherwise() {
+    HiveSinkConfig defaults = HiveSinkConfig.builder().metastoreUri("thrift://metastore:9083").table("db.t").build();
+    assertThat(defaults.hiveConf().get("hive.metastore.connect.retries")).isEqualTo("1");
+    assertThat(defaults.hiveConf().get("hive.metastore.failure.retries")).isEqualTo("1");
+    assertThat(defaults.hiveConf().get("hive.metastore.client.connect.retry.delay")).isEqualTo("0s");
+
+    HiveSinkConfig given = HiveSinkConfig.builder().metastoreUri("thrift://metastore:9083").table("db.t")
+        .hadoopProperty("hive.metastore.connect.retries", "5").build();
+    assertThat(given.hiveConf().get("hive.metastore.connect.retries")).isEqualTo("5");
+  }
 }

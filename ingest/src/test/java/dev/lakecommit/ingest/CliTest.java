@@ -45,6 +45,30 @@ class CliTest {
     assertThat(status.out()).contains("\"runs\"").contains("\"2 pid ");
   }
 
+  @Test
+  void statusAndCleanupOfAJobRefuseToGuessItsCheckpointDirectory() throws Exception {
+    assertThat(CliRun.of(ingest("--job-id", "guess")).exitCode()).isZero();
+    boolean hadDefault = Files.exists(Path.of(".lakecommit"));
+    // The same catalog given by properties: no longer the embedded default, whose checkpoints live in the warehouse.
+    List<String> catalog = List.of("--table", "demo.orders", "--job-id", "guess", "-C", "type=jdbc",
+        "-C", "uri=jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(), "-C",
+        "warehouse=" + dir.resolve("wh").toUri(), "-C", "jdbc.schema-version=V1", "--catalog-name", "lakecommit");
+    for (String command : List.of("status", "cleanup")) {
+      List<String> args = new ArrayList<>(List.of(command));
+      args.addAll(catalog);
+      CliRun run = CliRun.of(args.toArray(String[]::new));
+      assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+      assertThat(run.err()).contains("Missing option --checkpoint-dir").contains("guess");
+    }
+    assertThat(Files.exists(Path.of(".lakecommit"))).as("no default directory created").isEqualTo(hadDefault);
+    CliRun given = CliRun.of("status", "--table", "demo.orders", "--job-id", "guess", "-C", "type=jdbc",
+        "-C", "uri=jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(), "-C",
+        "warehouse=" + dir.resolve("wh").toUri(), "-C", "jdbc.schema-version=V1", "--checkpoint-dir",
+        dir.resolve("wh/_lakecommit/checkpoints/guess").toString());
+    assertThat(given.exitCode()).as(given.toString()).isZero();
+    assertThat(given.out()).contains("latest-checkpoint: 4");
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"ingest", "verify", "status", "cleanup"})
   void everyCommandHasHelp(String command) {
@@ -85,6 +109,39 @@ class CliTest {
     assertThat(head.summary()).containsKey("lakecommit.checkpoint-id");
   }
 
+  @Test
+  void upsertsByKeyLeaveTheNewestRowOfEveryKeyAcrossCheckpointsAndWriters() throws Exception {
+    Path input = dir.resolve("changes.jsonl");
+    StringBuilder lines = new StringBuilder();
+    for (int round = 0; round < 3; round++) {
+      for (int id = 0; id < 400; id++) {
+        lines.append("{\"id\": ").append(id).append(", \"v\": ").append(round * 1000 + id).append("}\n");
+      }
+    }
+    Files.writeString(input, lines);
+    String[] args = {"ingest", "--input", input.toString(), "--table", "demo.changes", "--warehouse",
+        dir.resolve("wh").toString(), "--schema", "id long not null, v long", "--upsert-key", "id",
+        "--parallelism", "2", "--checkpoint-every-records", "250"};
+    CliRun run = CliRun.of(args);
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(CliRun.of(args).out()).contains("Nothing new to commit");
+    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit",
+        java.util.Map.of("type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+            "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
+            "demo.changes"));
+    java.util.Map<Long, Long> rows = new java.util.HashMap<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      for (org.apache.iceberg.data.Record record : records) {
+        assertThat(rows.put((Long) record.getField("id"), (Long) record.getField("v"))).as("key %s once",
+            record.getField("id")).isNull();
+      }
+    }
+    assertThat(rows).hasSize(400);
+    rows.forEach((id, v) -> assertThat(v).as("newest value of key %s", id).isEqualTo(2000 + id));
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"--max-rows-per-file=0", "--max-open-files=-1", "--target-file-size=12q",
       "--writer-manifest-min-files=0", "--move-threads=2", "--partition-batch-size=10"})
@@ -93,6 +150,50 @@ class CliTest {
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
     assertThat(run.err()).contains(option.substring(0, option.indexOf('=')));
     assertThat(dir.resolve("wh/demo")).as("no table was created").doesNotExist();
+  }
+
+  @Test
+  void aFullDiskFailsTheJobWithExitCode3AndOneLineAndARerunAfterwardsIsExact() throws Exception {
+    List<String> catalog = List.of("--table", "demo.full", "-C", "type=jdbc", "-C",
+        "uri=jdbc:sqlite:" + Files.createDirectories(dir.resolve("wh")).resolve("catalog.db").toAbsolutePath(),
+        "-C", "warehouse=" + dir.resolve("wh").toUri(), "-C", "jdbc.schema-version=V1");
+    List<String> ingest = new ArrayList<>(List.of("ingest", "--input", SAMPLE.toString(), "--job-id", "full",
+        "--parallelism", "1", "--checkpoint-every-records", "500", "--checkpoint-dir",
+        dir.resolve("checkpoints").toString()));
+    ingest.addAll(catalog);
+    // Every staged Parquet file meets a full disk (Hadoop's FSError, as its local file system reports ENOSPC).
+    List<String> full = new ArrayList<>(ingest);
+    full.addAll(List.of("-C", "fs.file.impl=" + org.apache.hadoop.fs.FullDiskFileSystem.class.getName(),
+        "-C", "fs.file.impl.disable.cache=true"));
+
+    CliRun failed = CliRun.of(full.toArray(String[]::new));
+    assertThat(failed.exitCode()).as(failed.toString()).isEqualTo(3);
+    assertThat(failed.err()).as(failed.toString()).contains("No space left on device")
+        .doesNotContain("Exception in thread").doesNotContain("\tat ");
+    assertThat(failed.err().lines().filter(line -> line.startsWith("error: ")).count()).isEqualTo(1);
+    try (java.util.stream.Stream<Path> files = Files.walk(dir.resolve("wh"))) {
+      assertThat(files.filter(p -> p.toString().endsWith(".parquet")).toList())
+          .as("the failed checkpoint's staged files are removed").isEmpty();
+    }
+
+    CliRun rerun = CliRun.of(ingest.toArray(String[]::new));
+    assertThat(rerun.exitCode()).as(rerun.toString()).isZero();
+    List<String> verify = new ArrayList<>(List.of("verify", "--source", SAMPLE.toString(), "--key", "order_id"));
+    verify.addAll(catalog);
+    CliRun audit = CliRun.of(verify.toArray(String[]::new));
+    assertThat(audit.exitCode()).as(audit.toString()).isZero();
+  }
+
+  @Test
+  void aSecretTypedWithASpaceIsNeverEchoedAndAUsageErrorPrintsNoUsage() {
+    CliRun run = CliRun.of(ingest("-C", "s3.secret-access-key", "TOPSECRET123", "-C", "type=rest"));
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.out() + run.err()).doesNotContain("TOPSECRET123").contains("****");
+    assertThat(run.err()).contains("Try 'lakecommit ingest --help'").doesNotContain("Usage:");
+
+    CliRun badValue = CliRun.of(ingest("--parallelism", "many"));
+    assertThat(badValue.exitCode()).isEqualTo(2);
+    assertThat(badValue.err()).contains("--parallelism").contains("many").doesNotContain("Usage:");
   }
 
   @Test
@@ -107,8 +208,42 @@ class CliTest {
   void aMissingInputIsNamed() {
     CliRun run = CliRun.of("ingest", "--input", dir.resolve("nope.jsonl").toString(), "--table", "demo.t",
         "--warehouse", dir.resolve("wh").toString());
-    assertThat(run.exitCode()).isNotZero();
-    assertThat(run.err()).contains("nope.jsonl");
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+    assertThat(run.err()).contains("--input").contains("nope.jsonl");
+    assertThat(dir.resolve("wh")).as("nothing created").doesNotExist();
+  }
+
+  @Test
+  void anInputThatDoesNotFitAtItsFirstRecordLeavesNoTableBehind() throws Exception {
+    Path csv = dir.resolve("semicolons.csv");
+    Files.writeString(csv, "id;name\n1;alice\n2;bob\n");
+    CliRun run = CliRun.of("ingest", "--input", csv.toString(), "--table", "demo.semi", "--warehouse",
+        dir.resolve("wh").toString(), "--schema", "id long not null, name string");
+    assertThat(run.exitCode()).as(run.toString()).isNotZero();
+    assertThat(run.err()).contains("semicolons.csv");
+    assertThat(dir.resolve("wh/demo/semi")).as("no table created").doesNotExist();
+    CliRun status = CliRun.of("status", "--table", "demo.semi", "--warehouse", dir.resolve("wh").toString());
+    assertThat(status.exitCode()).as(status.toString()).isEqualTo(2);
+    assertThat(status.err()).contains("demo.semi does not exist").doesNotContain("\tat ");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"--parallelism=0", "--codec=lzma", "--checkpoint-every-records=0", "--table=t..u",
+      "--table=t.a/b", "--table=orders", "--table=.t", "--commit-retries=0"})
+  void badOptionValuesAreUsageErrorsFoundBeforeAnythingIsCreated(String option) {
+    String name = option.substring(0, option.indexOf('='));
+    List<String> args = new ArrayList<>(List.of(ingest()));
+    int given = args.indexOf(name);
+    if (given >= 0) {
+      args.set(given + 1, option.substring(option.indexOf('=') + 1));
+    } else {
+      args.add(option);
+    }
+    CliRun run = CliRun.of(args.toArray(String[]::new));
+    assertThat(run.err()).doesNotContain("should be specified only once");
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);
+    assertThat(run.err()).as(run.toString()).contains(option.substring(0, option.indexOf('=')));
+    assertThat(dir.resolve("wh")).as("nothing created").doesNotExist();
   }
 
   @Test

@@ -409,6 +409,7 @@ final class JobRun<IN, C, S, A> {
       watchdog.phase("committing checkpoint " + id);
       int[] attempts = {0};
       long[] firstFailure = {Long.MIN_VALUE};
+      boolean[] unknown = {false};
       CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
         int attemptNo = ++attempts[0];
         CommitOutcome result = path.commit(next.committable());
@@ -416,6 +417,7 @@ final class JobRun<IN, C, S, A> {
           Throwable cause = result instanceof CommitOutcome.Retryable r
               ? r.cause() : ((CommitOutcome.Unknown) result).cause();
           commitRetries++;
+          unknown[0] |= result instanceof CommitOutcome.Unknown;
           if (firstFailure[0] == Long.MIN_VALUE) {
             firstFailure[0] = System.nanoTime();
           }
@@ -428,6 +430,9 @@ final class JobRun<IN, C, S, A> {
       long duration = System.nanoTime() - start;
       if (firstFailure[0] != Long.MIN_VALUE) {
         commitRetryNanos += System.nanoTime() - firstFailure[0];
+      }
+      if (unknown[0] && outcome.isRetryable()) {
+        outcome = settle(id, outcome);
       }
       if (outcome instanceof CommitOutcome.Committed c) {
         commits++;
@@ -444,10 +449,16 @@ final class JobRun<IN, C, S, A> {
         throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
             + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
             + job.store.location() + "; fix the cause and run the job again.", f.cause());
-      } else if (outcome instanceof CommitOutcome.Retryable r) {
+      } else if (outcome instanceof CommitOutcome.Retryable r && !unknown[0]) {
         throw gaveUp(id, r.cause());
       } else {
-        throw gaveUp(id, ((CommitOutcome.Unknown) outcome).cause());
+        Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause()
+            : ((CommitOutcome.Unknown) outcome).cause();
+        throw new JobFailedException("The outcome of the commit of checkpoint " + id + " of job " + jobId
+            + " is unknown after " + attempts[0] + " attempts (the target did not answer whether an attempt landed; "
+            + "last: " + cause.getMessage() + "). It is committed once either way: the next run of the job reads the"
+            + " target and commits it only if it did not land. The checkpoint is durable in " + job.store.location()
+            + ".", cause);
       }
       for (long covered : new ArrayList<>(pending.headMap(id, true).keySet())) {
         pending.remove(covered);
@@ -456,6 +467,24 @@ final class JobRun<IN, C, S, A> {
         job.listener.onCommitted(covered, outcome, duration);
       }
     }
+  }
+
+  /**
+   * After an attempt of unknown outcome, asks the target once whether the checkpoint landed: committed if the
+   * target holds it; otherwise, or if the target cannot answer, the outcome stays as it was.
+   */
+  private CommitOutcome settle(long id, CommitOutcome outcome) {
+    try {
+      OptionalLong committed = lastCommitted();
+      if (committed.isPresent() && committed.getAsLong() >= id) {
+        LOG.info("Checkpoint {} of job {} landed in an attempt of unknown outcome (the target holds checkpoint {})",
+            id, jobId, committed.getAsLong());
+        return CommitOutcome.alreadyCommitted("an attempt of unknown outcome landed");
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("Could not settle the commit of checkpoint {} of job {}: {}", id, jobId, e.toString());
+    }
+    return outcome;
   }
 
   private JobFailedException gaveUp(long id, Throwable cause) {

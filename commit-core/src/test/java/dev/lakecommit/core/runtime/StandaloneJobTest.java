@@ -259,6 +259,78 @@ class StandaloneJobTest {
   }
 
   /** The reference sink whose commits conflict the first {@code conflicts} times. */
+  @Test
+  void aCommitOfUnknownOutcomeThatLandedIsSettledAndOneThatDidNotIsReportedAsUnknown() throws Exception {
+    DirectoryTableSink sink = sink();
+    // every attempt lands, and every answer is lost: the job settles it by reading the target once
+    JobResult landed = job(new UnknownOutcomeSink(sink, true), 300)
+        .commitRetry(RetryPolicy.builder().maxAttempts(1).initialBackoff(Duration.ZERO).build())
+        .build().run();
+    assertThat(landed.skippedCommits()).as("settled as committed by the lookup").isEqualTo(3);
+    assertThat(Audit.of(300, table().read().keys()).exact()).isTrue();
+
+    // attempts that never land and never answer: reported as unknown, never as "could not commit"
+    assertThatThrownBy(() -> job(new UnknownOutcomeSink(sink(), false), 600)
+        .commitRetry(RetryPolicy.builder().maxAttempts(2).initialBackoff(Duration.ZERO).build())
+        .build().run())
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("The outcome of the commit of checkpoint 4 of job job is unknown after 2 attempts")
+        .hasMessageContaining("committed once either way")
+        .hasMessageNotContaining("Could not commit");
+    JobResult rerun = job(sink(), 600).build().run();
+    assertThat(rerun.restoredCheckpointId()).isEqualTo(4);
+    assertThat(Audit.of(600, table().read().keys()).exact()).isTrue();
+  }
+
+  /** Commits land (or not), and their answer is always lost; lookups read the real target. */
+  private static final class UnknownOutcomeSink extends ForwardingSink
+      implements dev.lakecommit.core.SupportsAggregatedCommitter<RefManifest, RefManifest> {
+    private final boolean land;
+
+    UnknownOutcomeSink(DirectoryTableSink delegate, boolean land) {
+      super(delegate);
+      this.land = land;
+    }
+
+    @Override
+    public dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest> createAggregatedCommitter() {
+      var real = delegate.createAggregatedCommitter();
+      return new UnknownCommitter(real, land);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<RefManifest> aggregatedCommitSerializer() {
+      return RefManifest.SERIALIZER;
+    }
+  }
+
+  private record UnknownCommitter(dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest> real,
+      boolean land) implements dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest>,
+      dev.lakecommit.core.SupportsCommitLookup {
+    @Override
+    public RefManifest combine(dev.lakecommit.core.CommitId commitId, List<RefManifest> infos) {
+      return real.combine(commitId, infos);
+    }
+
+    @Override
+    public CommitOutcome commit(RefManifest committable) {
+      if (land && !(real.commit(committable) instanceof CommitOutcome.Committed)) {
+        return CommitOutcome.alreadyCommitted("found");
+      }
+      return CommitOutcome.unknown(new java.net.SocketTimeoutException("read timed out"));
+    }
+
+    @Override
+    public dev.lakecommit.core.CommitId commitId(RefManifest committable) {
+      return real.commitId(committable);
+    }
+
+    @Override
+    public java.util.OptionalLong lastCommittedCheckpoint(dev.lakecommit.core.JobId jobId) throws IOException {
+      return ((dev.lakecommit.core.SupportsCommitLookup) real).lastCommittedCheckpoint(jobId);
+    }
+  }
+
   private static final class ConflictingSink extends ForwardingSink
       implements dev.lakecommit.core.SupportsAggregatedCommitter<RefManifest, RefManifest> {
     private int conflicts;

@@ -43,7 +43,8 @@ public final class CleanupCommand implements Callable<Integer> {
     JobId jobId = job.requiredJobId();
     try (CommitTarget target = TableAccess.of(table).openTarget()) {
       long committed = target.lastCommittedCheckpoint(jobId).orElse(0);
-      long keep = Math.max(committed, newestDurable(job.checkpointStore(jobId, table), target.identity()));
+      java.util.Optional<CheckpointStore> store = job.existingCheckpointStore(jobId, table);
+      long keep = Math.max(committed, store.isEmpty() ? 0 : newestDurable(store.get(), target.identity()));
       long current = target.currentEpoch(jobId).map(RunEpoch::epoch).orElse(0L);
       long maxEpoch = includeCurrentRun ? current : current - 1;
       String runs = includeCurrentRun ? "all runs" : "runs before the newest (epoch " + current + ")";

@@ -77,6 +77,12 @@ final class HiveAccess implements TableAccess {
   }
 
   @Override
+  public java.util.function.ToIntBiFunction<Record, Integer> router(Sink<Record, ?, ?> sink,
+      IngestSettings settings) {
+    return null;
+  }
+
+  @Override
   public Map<String, String> endpointProperties() {
     Map<String, String> properties = new LinkedHashMap<>(options.catalogProperties());
     properties.put("hive.metastore.uris", options.metastoreUri());

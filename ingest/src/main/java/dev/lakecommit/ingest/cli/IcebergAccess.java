@@ -48,12 +48,19 @@ final class IcebergAccess implements TableAccess {
   }
 
   @Override
+  public java.util.function.ToIntBiFunction<Record, Integer> router(Sink<Record, ?, ?> sink,
+      IngestSettings settings) {
+    return settings.write().routesByKey() ? ((IcebergSink<Record>) sink).keyRouter() : null;
+  }
+
+  @Override
   public Map<String, String> endpointProperties() {
     return new LinkedHashMap<>(options.catalogProperties());
   }
 
   @Override
   public CommitTarget openTarget() throws IOException {
+    options.loadTable();
     IcebergSink<Record> sink = IcebergSink.forRecords(options.sinkConfig().build());
     CommitTarget target;
     try {

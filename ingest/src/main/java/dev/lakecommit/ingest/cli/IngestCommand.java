@@ -115,30 +115,71 @@ public final class IngestCommand implements Callable<Integer> {
     TableAccess.IngestSettings settings = new TableAccess.IngestSettings(partitionBy, !noCreateTable,
         addNewColumns, codec, tableLocation, external, successFiles, write);
     access.checkIngestOptions(settings);
-    FileSource source = FileSource.of(input, format == null ? null : InputFormat.of(format),
-        schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
-        table.hadoopConf());
+    checkOptions();
+    FileSource source = TableOptions.input("--input", () -> FileSource.of(input,
+        format == null ? null : InputFormat.of(format), schema == null ? null : SchemaParser.parse(schema),
+        table.catalogProperties(), table.hadoopConf()));
     JobId jobId = job.jobId(input, table.table());
     if (badRecords != null) {
       source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
     }
+    if (badRecords == null) {
+      firstRecord(source);
+    }
     JobResult result;
     try (Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings)) {
-      result = run(out, sink, source, jobId, access);
+      result = run(out, sink, source, jobId, access, access.router(sink, settings));
     }
     report(out, access.describe(jobId), jobId, result);
     RuntimeOptions.report(out, result);
     return 0;
   }
 
+  /**
+   * Reads the input's first record before the table is created: an input the job cannot read at all (a wrong CSV
+   * delimiter, a format it does not fit) fails here and leaves nothing behind.
+   */
+  private static void firstRecord(FileSource source) throws IOException {
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(null)) {
+      reader.next();
+    }
+  }
+
+  /** The job's own settings, checked before anything is read or created. */
+  private void checkOptions() {
+    if (parallelism < 1) {
+      throw new IllegalArgumentException("Invalid option --parallelism: " + parallelism + " (must be >= 1)");
+    }
+    if (checkpointEveryRecords < 1) {
+      throw new IllegalArgumentException("Invalid option --checkpoint-every-records: " + checkpointEveryRecords
+          + " (must be >= 1)");
+    }
+    if (checkpointInterval.isNegative() || checkpointInterval.isZero()) {
+      throw new IllegalArgumentException("Invalid option --checkpoint-interval: " + checkpointInterval
+          + " (must be > 0)");
+    }
+    if (codec != null) {
+      try {
+        dev.lakecommit.staging.StagingWriterConfig.Builder.checkCodec(codec);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("Invalid option --codec: " + e.getMessage(), e);
+      }
+    }
+    runtime.check();
+  }
+
   private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId,
-      TableAccess access) throws Exception {
+      TableAccess access, java.util.function.ToIntBiFunction<Record, Integer> router) throws Exception {
     out.printf("Ingesting %d file(s) from %s into %s as job %s%n", source.files().size(), input, table.table(),
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
-      return runtime.apply(StandaloneJob.builder(sink, counting(source, rowsRead)), access)
+      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
+      if (router != null) {
+        builder.router(router);
+      }
+      return runtime.apply(builder, access)
           .jobId(jobId)
           .checkpointStore(job.checkpointStore(jobId, table))
           .parallelism(parallelism)

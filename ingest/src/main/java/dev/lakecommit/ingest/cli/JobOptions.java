@@ -57,6 +57,33 @@ public final class JobOptions {
     return new CheckpointStore(blobStore(checkpointLocation(job, table), table.catalogProperties()));
   }
 
+  /**
+   * The checkpoint store of a job that ran before, for {@code status} and {@code cleanup}: never created. Without
+   * {@code --checkpoint-dir}, a default location that does not exist is refused (outside the embedded catalog the
+   * default is relative to the working directory, so a missing one most likely means another directory).
+   *
+   * @return empty if the embedded default has no checkpoints of the job (it never ran there)
+   * @throws IllegalArgumentException naming {@code --checkpoint-dir} if a non-embedded default does not exist
+   */
+  public java.util.Optional<CheckpointStore> existingCheckpointStore(JobId job, TableOptions table)
+      throws IOException {
+    String location = checkpointLocation(job, table);
+    boolean local = !location.contains("://") || location.startsWith("file:");
+    if (local && !java.nio.file.Files.isDirectory(Path.of(location.startsWith("file:") ? location.substring(5)
+        : location))) {
+      if (checkpointDir == null && !table.embedded()) {
+        throw new IllegalArgumentException("Missing option --checkpoint-dir: job " + job + " has no checkpoints at "
+            + "the default " + location + " (relative to the working directory); give the --checkpoint-dir its "
+            + "ingest used");
+      }
+      if (checkpointDir != null) {
+        throw new IllegalArgumentException("Invalid option --checkpoint-dir: " + location + " does not exist");
+      }
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(checkpointStore(job, table));
+  }
+
   static BlobStore blobStore(String location, Map<String, String> properties) throws IOException {
     if (location.startsWith("s3://") || location.startsWith("s3a://") || location.startsWith("hdfs://")) {
       return new FileIOBlobStore(

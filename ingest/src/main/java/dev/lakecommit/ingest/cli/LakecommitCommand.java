@@ -6,8 +6,9 @@ import picocli.CommandLine.Command;
 
 /**
  * {@code lakecommit}: the standalone tool. Exit codes: 0 success; 1 verify found duplicates or losses; 2 usage
- * error; 3 the job failed (bad input, storage or catalog failure) — every checkpoint it completed is kept, and
- * running the same command again resumes.
+ * error (a bad option value, a missing input: found before anything is created); 3 the job failed (bad input,
+ * storage or catalog failure, a commit of unknown outcome) — every checkpoint it completed is kept, and running the
+ * same command again resumes.
  */
 @Command(name = "lakecommit", mixinStandardHelpOptions = true, versionProvider = LakecommitCommand.Version.class,
     description = "Exactly-once ingestion into Iceberg or Hive tables: one idempotent commit per checkpoint.",
@@ -25,23 +26,84 @@ public final class LakecommitCommand implements Runnable {
     throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: ingest, verify, status or cleanup");
   }
 
-  /** The tool's command line with its error handling: messages, not stack traces, for expected failures. */
+  /**
+   * The tool's command line with its error handling: every failure is one message of the tool's own (the cause
+   * chain summarised, {@code --verbose} for the stack trace), usage errors say what to try without dumping the
+   * usage, and no value of a secret-looking option is ever echoed.
+   */
   public static CommandLine commandLine() {
     CommandLine line = new CommandLine(new LakecommitCommand());
     line.setCaseInsensitiveEnumValuesAllowed(true);
+    line.setParameterExceptionHandler((e, args) -> {
+      CommandLine cmd = e.getCommandLine();
+      java.io.PrintWriter err = cmd.getErr();
+      err.println("error: " + Redaction.maskArguments(e.getMessage(), args));
+      CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+      err.println("Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for its options.");
+      err.flush();
+      return USAGE;
+    });
     line.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      String message = Redaction.redactText(e.getMessage() == null ? e.toString() : e.getMessage());
-      cmd.getErr().println("error: " + message);
-      if (!(e instanceof JobFailedException) && !(e instanceof IllegalArgumentException)
-          && !(e instanceof java.io.IOException) && !(e instanceof IllegalStateException)) {
-        e.printStackTrace(cmd.getErr());
+      String[] args = parsed.originalArgs().toArray(String[]::new);
+      cmd.getErr().println("error: " + Redaction.maskArguments(summary(e), args));
+      if (verbose(parsed)) {
+        java.io.StringWriter trace = new java.io.StringWriter();
+        e.printStackTrace(new java.io.PrintWriter(trace));
+        cmd.getErr().print(Redaction.maskArguments(trace.toString(), args));
       }
-      if (e instanceof IllegalArgumentException && !(e instanceof NumberFormatException)) {
-        return USAGE;
-      }
-      return JOB_FAILED;
+      cmd.getErr().flush();
+      return exitCode(e);
     });
     return line;
+  }
+
+  @CommandLine.Option(names = "--verbose", scope = CommandLine.ScopeType.INHERIT,
+      description = "On failure, also print the stack trace.")
+  boolean verbose;
+
+  /** 2 for usage errors (bad option values, missing input), 3 for everything else a job can fail on. */
+  static int exitCode(Throwable e) {
+    if (e instanceof IllegalArgumentException && !(e instanceof NumberFormatException)) {
+      return USAGE;
+    }
+    return JOB_FAILED;
+  }
+
+  /**
+   * The failure as one line: its message, then the messages of its causes that add something ({@code caused by:
+   * ...}), without class names where a message says it all.
+   */
+  static String summary(Throwable e) {
+    StringBuilder text = new StringBuilder(describe(e));
+    java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    seen.add(e);
+    for (Throwable cause = e.getCause(); cause != null && seen.add(cause); cause = cause.getCause()) {
+      String described = describe(cause);
+      if (!text.toString().contains(described.replaceFirst("^[A-Za-z.]*(Exception|Error): ", ""))) {
+        text.append("; caused by: ").append(described);
+      }
+    }
+    return Redaction.redactText(text.toString().replaceAll("\\s*\\R\\s*", " "));
+  }
+
+  private static String describe(Throwable e) {
+    String message = e.getMessage();
+    if (message == null || message.isBlank()) {
+      return e.getClass().getSimpleName();
+    }
+    boolean plain = e instanceof JobFailedException || e instanceof IllegalArgumentException
+        || e instanceof IllegalStateException || e.getClass() == java.io.IOException.class
+        || e.getClass() == java.io.UncheckedIOException.class;
+    return plain ? message : e.getClass().getSimpleName() + ": " + message;
+  }
+
+  private static boolean verbose(CommandLine.ParseResult parsed) {
+    for (CommandLine.ParseResult result = parsed; result != null; result = result.subcommand()) {
+      if (result.hasMatchedOption("--verbose")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The version from the jar's manifest. */

@@ -38,6 +38,15 @@ public final class RuntimeOptions {
   /** Applies the options, and names what the job talks to (without credentials) for its failure messages. */
   <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableAccess table) {
     Map<String, String> properties = table.endpointProperties();
+    check();
+    return job.stallTimeout(stallTimeout)
+        .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts).totalTimeout(commitRetryTimeout).build())
+        .endpoints(endpoints(properties))
+        .errorProbe(StorageErrors::last);
+  }
+
+  /** Fails on option values out of range, naming the option. */
+  void check() {
     if (commitAttempts < 1) {
       throw new IllegalArgumentException("Invalid option --commit-retries: " + commitAttempts + " (must be >= 1)");
     }
@@ -48,10 +57,6 @@ public final class RuntimeOptions {
       throw new IllegalArgumentException(
           "Invalid option --commit-retry-timeout: " + commitRetryTimeout + " (must be > 0)");
     }
-    return job.stallTimeout(stallTimeout)
-        .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts).totalTimeout(commitRetryTimeout).build())
-        .endpoints(endpoints(properties))
-        .errorProbe(StorageErrors::last);
   }
 
   /** The endpoints among catalog / Hadoop properties: catalog URI, metastore, storage endpoints, warehouse. */

@@ -79,7 +79,12 @@ public final class StatusCommand implements Callable<Integer> {
     detail.put("last-committed-checkpoint", committed);
     String location = job.checkpointLocation(jobId, table);
     detail.put("checkpoint-dir", location);
-    CheckpointStore store = job.checkpointStore(jobId, table);
+    java.util.Optional<CheckpointStore> existing = job.existingCheckpointStore(jobId, table);
+    if (existing.isEmpty()) {
+      detail.put("latest-checkpoint", null);
+      return detail;
+    }
+    CheckpointStore store = existing.get();
     List<Long> ids = store.checkpointIds();
     if (ids.isEmpty()) {
       detail.put("latest-checkpoint", null);

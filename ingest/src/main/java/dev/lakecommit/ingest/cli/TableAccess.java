@@ -20,6 +20,7 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
 
   /** The access of the table the options name. */
   static TableAccess of(TableOptions options) {
+    options.checkTableName();
     return options.target() == TableKind.HIVE ? new HiveAccess(options) : new IcebergAccess(options);
   }
 
@@ -41,6 +42,13 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
    * @throws IllegalArgumentException naming the option or column that does not fit
    */
   Sink<Record, ?, ?> openSink(Schema schema, IngestSettings settings) throws IOException;
+
+  /**
+   * How the job chooses a record's writer for this sink: by key for upserts, or null (any writer).
+   *
+   * @param sink a sink {@link #openSink} returned
+   */
+  java.util.function.ToIntBiFunction<Record, Integer> router(Sink<Record, ?, ?> sink, IngestSettings settings);
 
   /** The catalog, metastore and storage settings that name what a job talks to (values may be secret). */
   Map<String, String> endpointProperties();

@@ -48,6 +48,42 @@ public final class TableOptions {
           + "s3.endpoint=...; repeat for each. Without any, the embedded SQLite catalog is used.")
   Map<String, String> catalogProperties = new LinkedHashMap<>();
 
+  /** Something that reads the input and may find it missing. */
+  interface InputOpener<T> {
+    T open() throws java.io.IOException;
+  }
+
+  /**
+   * Opens the input of an option; an input that does not exist is a usage error naming the option (exit code 2),
+   * found before anything is created.
+   */
+  static <T> T input(String option, InputOpener<T> opener) throws java.io.IOException {
+    try {
+      return opener.open();
+    } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException e) {
+      throw new IllegalArgumentException("Invalid option " + option + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Checks the table name: {@code namespace.name} with no empty part and no {@code /} ({@code t..u} and
+   * {@code t.a/b} would share directories with other tables); a Hive table has exactly one database level.
+   *
+   * @throws IllegalArgumentException naming the option and the rule
+   */
+  void checkTableName() {
+    String[] parts = table.split("\\.", -1);
+    boolean valid = parts.length >= 2 && (target != TableKind.HIVE || parts.length == 2);
+    for (String part : parts) {
+      valid &= part.matches("[A-Za-z0-9_][A-Za-z0-9_-]*");
+    }
+    if (!valid) {
+      throw new IllegalArgumentException("Invalid option --table: '" + table + "' (use namespace.name: letters, "
+          + "digits, _ and -, no empty part, no /" + (target == TableKind.HIVE ? "; a Hive table is database.table"
+              : "; nested namespaces as a.b.name where the catalog supports them") + ")");
+    }
+  }
+
   /** The catalog properties in force: the given ones, or the embedded default's. */
   public Map<String, String> catalogProperties() {
     if (!catalogProperties.isEmpty() || target == TableKind.HIVE) {
@@ -135,8 +171,17 @@ public final class TableOptions {
   /** The existing table, through its catalog. */
   public org.apache.iceberg.Table loadTable() {
     requireIceberg();
-    return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf())
-        .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table));
+    if (embedded() && !java.nio.file.Files.isDirectory(warehouse)) {
+      throw new IllegalArgumentException("Invalid option --table: table " + table + " does not exist (there is no "
+          + "warehouse at " + warehouse.toAbsolutePath().normalize() + ")");
+    }
+    try {
+      return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf())
+          .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table));
+    } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+      throw new IllegalArgumentException("Invalid option --table: table " + table + " does not exist in catalog "
+          + describeCatalog(), e);
+    }
   }
 
   public boolean embedded() {
@@ -169,8 +214,10 @@ public final class TableOptions {
       try {
         java.nio.file.Files.createDirectories(warehouse);
       } catch (java.io.IOException e) {
-        throw new IllegalArgumentException("Cannot create warehouse directory " + warehouse + ": " + e.getMessage(),
-            e);
+        String reason = e instanceof java.nio.file.FileAlreadyExistsException ? "a file of that name is in the way"
+            : e instanceof java.nio.file.AccessDeniedException ? "permission denied" : e.toString();
+        throw new IllegalArgumentException("Invalid option --warehouse: cannot create the directory " + warehouse
+            + " (" + reason + ")", e);
       }
     }
     return IcebergSinkConfig.builder().catalogName(catalogName).catalogProperties(catalogProperties())

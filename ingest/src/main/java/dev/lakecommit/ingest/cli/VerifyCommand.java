@@ -51,9 +51,9 @@ public final class VerifyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
-    FileSource input = FileSource.of(source, format == null ? null : InputFormat.of(format),
-        schema == null ? null : SchemaParser.parse(schema), table.catalogProperties(),
-        table.hadoopConf());
+    FileSource input = TableOptions.input("--source", () -> FileSource.of(source,
+        format == null ? null : InputFormat.of(format), schema == null ? null : SchemaParser.parse(schema),
+        table.catalogProperties(), table.hadoopConf()));
     Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
     AuditReport report;
     try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {

@@ -11,8 +11,8 @@ import picocli.CommandLine.TypeConversionException;
 
 /**
  * How an ingest writes files and commits them: the sinks' settings that a tool user may want to change. What the
- * tool leaves out is library-only for a reason: overwrite and upsert modes need an engine's batch or key routing
- * (Spark, Flink), a metrics sink and test switches are for programs.
+ * tool leaves out is library-only for a reason: the overwrite modes need an engine's batch (Spark), a metrics sink
+ * and test switches are for programs.
  */
 public final class WriteOptions {
   @Option(names = {"--table-property", "-P"}, paramLabel = "KEY=VALUE", mapFallbackValue = "",
@@ -48,6 +48,11 @@ public final class WriteOptions {
           + "as one snapshot (default: one snapshot per checkpoint).")
   boolean coalescePendingCommits;
 
+  @Option(names = "--upsert-key", paramLabel = "COLUMNS", split = ",",
+      description = "Iceberg: insert or replace rows by these key columns (required columns; a table the tool creates"
+          + " gets them as identifier fields; format-version 2 or later). Records are routed to writers by key.")
+  java.util.List<String> upsertKey;
+
   @Option(names = "--move-threads", paramLabel = "N", description = "Hive: threads moving files at commit.")
   Integer moveThreads;
 
@@ -57,9 +62,10 @@ public final class WriteOptions {
 
   /** Refuses the Iceberg-only options for a Hive table. */
   void checkHive() {
-    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits) {
-      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files and "
-          + "--coalesce-pending-commits are for Iceberg tables");
+    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits
+        || upsertKey != null) {
+      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files, "
+          + "--coalesce-pending-commits and --upsert-key are for Iceberg tables");
     }
   }
 
@@ -86,6 +92,14 @@ public final class WriteOptions {
           writerManifestMinFiles > 0));
     }
     config.coalescePendingAppends(coalescePendingCommits);
+    if (upsertKey != null) {
+      config.mode(dev.lakecommit.iceberg.CommitMode.UPSERT).upsertKey(upsertKey.stream().map(String::trim).toList());
+    }
+  }
+
+  /** Whether records must be routed to writers by key (upserts). */
+  boolean routesByKey() {
+    return upsertKey != null;
   }
 
   void applyTo(HiveSinkConfig.Builder config) {
