@@ -185,6 +185,21 @@ class CliTest {
   }
 
   @Test
+  void uploadBuffersThatAKilledRunLeftAreRemovedByTheNextRun() throws Exception {
+    // S3FileIO buffers uploads in s3.staging-dir, which the tool makes one directory per process
+    Path root = Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
+    Path dead = Files.createDirectories(root.resolve("999999999"));
+    Path leftover = Files.writeString(dead.resolve("s3fileio-123.tmp"), "half an upload");
+    Path notOurs = Files.createDirectories(root.resolve("not-a-pid"));
+    CliRun run = CliRun.of(ingest());
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(leftover).doesNotExist();
+    assertThat(dead).doesNotExist();
+    assertThat(notOurs).exists();
+    Files.delete(notOurs);
+  }
+
+  @Test
   void aSecretTypedWithASpaceIsNeverEchoedAndAUsageErrorPrintsNoUsage() {
     CliRun run = CliRun.of(ingest("-C", "s3.secret-access-key", "TOPSECRET123", "-C", "type=rest"));
     assertThat(run.exitCode()).isEqualTo(2);

@@ -116,6 +116,7 @@ public final class IngestCommand implements Callable<Integer> {
         addNewColumns, codec, tableLocation, external, successFiles, write);
     access.checkIngestOptions(settings);
     checkOptions();
+    S3Staging.sweepDeadProcesses();
     FileSource source = TableOptions.input("--input", () -> FileSource.of(input,
         format == null ? null : InputFormat.of(format), schema == null ? null : SchemaParser.parse(schema),
         table.catalogProperties(), table.hadoopConf()));

@@ -87,7 +87,13 @@ public final class TableOptions {
   /** The catalog properties in force: the given ones, or the embedded default's. */
   public Map<String, String> catalogProperties() {
     if (!catalogProperties.isEmpty() || target == TableKind.HIVE) {
-      return catalogProperties;
+      if (catalogProperties.containsKey(S3Staging.PROPERTY)) {
+        return catalogProperties;
+      }
+      // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next
+      Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
+      properties.put(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
+      return properties;
     }
     Path dir = warehouse.toAbsolutePath().normalize();
     Map<String, String> embedded = new LinkedHashMap<>();

@@ -1,0 +1,75 @@
+package dev.lakecommit.ingest.cli;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Where Iceberg's S3FileIO buffers uploads on local disk ({@code s3.staging-dir}): one directory per process under
+ * the temp directory, so that what a killed process left ({@code s3fileio-*.tmp}) can be told from what a live one
+ * writes, and removed by the next run.
+ */
+final class S3Staging {
+  static final String PROPERTY = "s3.staging-dir";
+  private static final Logger LOG = LoggerFactory.getLogger(S3Staging.class);
+
+  private S3Staging() {}
+
+  /** {@code <tmp>/lakecommit-s3/<parent>}: the parent of every process's directory. */
+  static Path root() {
+    return Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
+  }
+
+  /** This process's directory. */
+  static Path ofThisProcess() {
+    return root().resolve(Long.toString(ProcessHandle.current().pid()));
+  }
+
+  /**
+   * Deletes the directories of processes that no longer run (best effort).
+   *
+   * @return the number of files deleted
+   */
+  static long sweepDeadProcesses() {
+    Path root = root();
+    if (!Files.isDirectory(root)) {
+      return 0;
+    }
+    long deleted = 0;
+    try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root)) {
+      for (Path dir : dirs) {
+        long pid;
+        try {
+          pid = Long.parseLong(dir.getFileName().toString());
+        } catch (NumberFormatException e) {
+          continue;
+        }
+        if (pid != ProcessHandle.current().pid() && ProcessHandle.of(pid).isEmpty()) {
+          deleted += deleteTree(dir);
+        }
+      }
+    } catch (IOException e) {
+      LOG.debug("Could not sweep {}: {}", root, e.toString());
+    }
+    if (deleted > 0) {
+      LOG.info("Deleted {} upload buffer file(s) that killed runs left under {}", deleted, root);
+    }
+    return deleted;
+  }
+
+  private static long deleteTree(Path dir) throws IOException {
+    long files = 0;
+    try (Stream<Path> walk = Files.walk(dir)) {
+      for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+        files += Files.isRegularFile(path) ? 1 : 0;
+        Files.deleteIfExists(path);
+      }
+    }
+    return files;
+  }
+}
