@@ -140,9 +140,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     }
     List<StagingManifest> restamped = new ArrayList<>(pending.size());
     for (StagingManifest m : pending) {
-      restamped.add(m.checkpointId() == id
-          ? m
-          : new StagingManifest(m.jobId(), id, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest()));
+      restamped.add(restamp(m, id));
     }
     CommitId commitId = new CommitId(JobId.of(jobId), id);
     Object combined = committer.combine(commitId, restamped);
@@ -154,6 +152,14 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
             flinkCheckpointId, 0)));
     lastCommitId = id;
     pending.clear();
+  }
+
+  /** The manifest under the commit's id, with everything else it holds (data, delete files, Iceberg manifest). */
+  static StagingManifest restamp(StagingManifest m, long checkpointId) {
+    return m.checkpointId() == checkpointId
+        ? m
+        : new StagingManifest(m.jobId(), checkpointId, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest(),
+            m.deleteFiles());
   }
 
   @Override
