@@ -34,6 +34,14 @@ import org.slf4j.LoggerFactory;
  * the target when the job first started (so a new run with the same job id continues above what the old one
  * committed), raised if needed to stay above every provisional id a writer named files after and above the
  * previous commit. The manifests are restamped with that id.
+ *
+ * <p>At initialization the operator (one subtask) checks the restore (DESIGN.md rule 13): state taken against
+ * another table than the table is now (its identity differs: the table was dropped and created again), or a table
+ * replaced since the job was submitted, fails the job with a message, and so does state older than what the table
+ * holds for the job.
+ *
+ * <p>Every combined commit carries the identity of the table this run claimed its epoch in, so that the committer
+ * never applies it to another table.
  */
 final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<CheckpointCommittable>>
     implements OneInputStreamOperator<CommittableMessage<StagingManifest>, CommittableMessage<CheckpointCommittable>>,
@@ -45,6 +53,8 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private final SinkRecipe target;
   private final RowType rowType;
   private final String jobId;
+  private final long epoch;
+  private final String tableIdentity;
 
   private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
   private transient ListState<byte[]> state;
@@ -55,10 +65,16 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private transient long maxTag;
   private transient boolean ended;
 
-  CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId) {
+  /**
+   * @param epoch this run's epoch (0: a target without epochs, no cleanup)
+   * @param tableIdentity the identity of the table this run claimed its epoch in (empty: unknown, not checked)
+   */
+  CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId, long epoch, String tableIdentity) {
     this.target = target;
     this.rowType = rowType;
     this.jobId = jobId.value();
+    this.epoch = epoch;
+    this.tableIdentity = tableIdentity;
   }
 
   @Override
@@ -69,6 +85,11 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();
     JobId job = JobId.of(jobId);
+    String identity = core.identity();
+    if (!tableIdentity.isEmpty() && !identity.isEmpty() && !tableIdentity.equals(identity)) {
+      throw RestoreChecks.otherTable("This run of the job (epoch " + epoch + ", claimed when it was submitted)",
+          target.table(), job, tableIdentity, identity);
+    }
     long committed = core.lastCommitted(job);
     List<byte[]> stored = new ArrayList<>();
     state.get().forEach(stored::add);
@@ -78,6 +99,11 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
       lastFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
     } else {
       AggregatorState restored = VersionedSerialization.fromBytes(new AggregatorState.Serializer(), stored.get(0));
+      if (!restored.tableIdentity().isEmpty() && !identity.isEmpty() && !restored.tableIdentity().equals(identity)) {
+        throw RestoreChecks.otherTable("The Flink state restored from checkpoint "
+            + context.getRestoredCheckpointId().orElse(0) + " (last commit " + restored.lastCommitId() + ")",
+            target.table(), job, restored.tableIdentity(), identity);
+      }
       offset = restored.offset();
       lastCommitId = restored.lastCommitId();
       lastFlinkCheckpoint = restored.lastFlinkCheckpointId();
@@ -127,7 +153,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     super.snapshotState(context);
     state.update(List.of(VersionedSerialization.toBytes(new AggregatorState.Serializer(),
         new AggregatorState(offset, lastCommitId, Math.max(lastFlinkCheckpoint, context.getCheckpointId()),
-            pending))));
+            pending, tableIdentity))));
   }
 
   private void emit(long flinkCheckpointId) {
@@ -147,9 +173,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     LOG.info("Combined {} manifests of {} writers into {} (Flink checkpoint {})", restamped.size(),
         restamped.stream().mapToInt(StagingManifest::writerIndex).distinct().count(), commitId, flinkCheckpointId);
     output.collect(new StreamRecord<>(new CommittableSummary<>(0, 1, flinkCheckpointId, 1, 0)));
-    output.collect(new StreamRecord<>(
-        new CommittableWithLineage<>(new CheckpointCommittable(flinkCheckpointId, commitId, combined),
-            flinkCheckpointId, 0)));
+    CheckpointCommittable committable = new CheckpointCommittable(flinkCheckpointId, commitId, combined,
+        tableIdentity);
+    output.collect(new StreamRecord<>(new CommittableWithLineage<>(committable, flinkCheckpointId, 0)));
     lastCommitId = id;
     pending.clear();
   }

@@ -92,6 +92,8 @@ public final class LakecommitFlinkSink
   private final Duration maxBackoff;
   /** The run epoch claimed when Flink last translated this sink; 0 before that, or for targets without epochs. */
   private long epoch;
+  /** The identity of the table the epoch was claimed in (read right after the claim); empty before, or unknown. */
+  private String tableIdentity = "";
 
   private LakecommitFlinkSink(Builder builder, String jobId) {
     this.target = builder.target;
@@ -118,6 +120,11 @@ public final class LakecommitFlinkSink
     return epoch;
   }
 
+  /** The identity of the table this sink's run claimed its epoch in (empty before Flink translated the sink). */
+  String tableIdentity() {
+    return tableIdentity;
+  }
+
   /**
    * Claims a new run epoch for the job in the table, fencing every earlier run of it; called once per translation
    * of the sink, on the client (see the class comment).
@@ -126,7 +133,9 @@ public final class LakecommitFlinkSink
    */
   long claimRunEpoch() {
     try {
-      epoch = target.open(rowType).claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
+      SinkRecipe.CoreSink core = target.open(rowType);
+      epoch = core.claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
+      tableIdentity = core.identity();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot claim a run epoch for job " + jobId + " in table " + target.table()
           + ": the job is not submitted (" + e.getMessage() + ")", e);
@@ -163,12 +172,13 @@ public final class LakecommitFlinkSink
   public DataStream<CommittableMessage<CheckpointCommittable>> addPreCommitTopology(
       DataStream<CommittableMessage<StagingManifest>> manifests) {
     long claimed = claimRunEpoch();
-    LOG.info("Job {} on {} claimed run epoch {} for this submission", jobId, target.table(), claimed);
+    LOG.info("Job {} on {} ({}) claimed run epoch {} for this submission", jobId, target.table(), tableIdentity,
+        claimed);
     return manifests
         .global()
         .transform("Lakecommit aggregator: " + target.table(),
             CommittableMessageTypeInfo.of(this::getCommittableSerializer),
-            new CommitAggregator(target, rowType, jobId()))
+            new CommitAggregator(target, rowType, jobId(), epoch, tableIdentity))
         .uid(uidPrefix + "-aggregator")
         .setParallelism(1)
         .setMaxParallelism(1)
@@ -179,7 +189,7 @@ public final class LakecommitFlinkSink
   public Committer<CheckpointCommittable> createCommitter(CommitterInitContext context) {
     RetryPolicy retry = RetryPolicy.builder().maxAttempts(commitAttempts).initialBackoff(initialBackoff)
         .maxBackoff(maxBackoff).build();
-    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch);
+    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch, context.getRestoredCheckpointId());
   }
 
   @Override

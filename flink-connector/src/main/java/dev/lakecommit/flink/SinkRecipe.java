@@ -65,6 +65,21 @@ abstract class SinkRecipe implements Serializable {
     }
 
     /**
+     * What makes the table this table ({@link CommitTarget#identity()}), read now; empty for a sink without a
+     * {@link CommitTarget} (unknown: never compared).
+     *
+     * @throws IOException if the table cannot be read
+     */
+    String identity() throws IOException {
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        return "";
+      }
+      try (CommitTarget target = withTarget.openTarget()) {
+        return target.identity();
+      }
+    }
+
+    /**
      * The job's last committed checkpoint in the table, read now; 0 if none.
      *
      * @throws IOException if the table cannot be read: never guessed
