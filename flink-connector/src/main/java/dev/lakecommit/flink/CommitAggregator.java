@@ -5,6 +5,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.state.ListState;
@@ -35,10 +36,20 @@ import org.slf4j.LoggerFactory;
  * committed), raised if needed to stay above every provisional id a writer named files after and above the
  * previous commit. The manifests are restamped with that id.
  *
- * <p>At initialization the operator (one subtask) checks the restore (DESIGN.md rule 13): state taken against
- * another table than the table is now (its identity differs: the table was dropped and created again), or a table
- * replaced since the job was submitted, fails the job with a message, and so does state older than what the table
- * holds for the job.
+ * <p>At initialization, with the restored state known, the operator (one subtask) checks the restore and cleans
+ * up (DESIGN.md rules 11 and 13):
+ *
+ * <ul>
+ *   <li>state taken against another table than the table is now (its identity differs: the table was dropped and
+ *       created again), or a table replaced since the job was submitted, fails the job with a message, and so does
+ *       state older than what the table holds for the job;
+ *   <li>it deletes what older runs of the job (epochs below this run's, all fenced by this run's claim) staged for
+ *       checkpoints above both the table's watermark and the highest checkpoint the restored state refers to: no
+ *       commit can ever reference them. Committed files have ids at or below the watermark (a commit's id is at
+ *       least the id its files were named after), and the restored state's commits and pending manifests at or
+ *       below that highest id. Never files of this run's epoch. Skipped when Flink restores a checkpoint without
+ *       this operator's state (its uid changed): the committer's restored state is then unknown here.
+ * </ul>
  *
  * <p>Every combined commit carries the identity of the table this run claimed its epoch in, so that the committer
  * never applies it to another table.
@@ -93,10 +104,12 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     long committed = core.lastCommitted(job);
     List<byte[]> stored = new ArrayList<>();
     state.get().forEach(stored::add);
+    long keep;
     if (stored.isEmpty()) {
       offset = committed;
       lastCommitId = committed;
       lastFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
+      keep = context.getRestoredCheckpointId().isPresent() ? -1 : committed;
     } else {
       AggregatorState restored = VersionedSerialization.fromBytes(new AggregatorState.Serializer(), stored.get(0));
       if (!restored.tableIdentity().isEmpty() && !identity.isEmpty() && !restored.tableIdentity().equals(identity)) {
@@ -115,10 +128,32 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
             + " checkpoint or savepoint, or start with a new job id.", target.table(), committed, jobId,
             lastCommitId));
       }
+      keep = Math.max(committed, restored.highestCheckpointId());
     }
     maxTag = lastFlinkCheckpoint;
     LOG.info("Aggregator of job {} on {}: offset {}, last commit id {}, Flink checkpoint {}, {} pending manifests",
         jobId, target.table(), offset, lastCommitId, lastFlinkCheckpoint, pending.size());
+    deleteOlderRunsOrphans(core, job, keep);
+  }
+
+  /** Deletes older runs' staged files above {@code keep} (see the class comment); best effort. */
+  private void deleteOlderRunsOrphans(SinkRecipe.CoreSink core, JobId job, long keep) {
+    if (epoch <= 1) {
+      return;
+    }
+    if (keep < 0) {
+      LOG.info("Not deleting older runs' staged files of job {}: Flink restored a checkpoint without the"
+          + " aggregator's state, so what the restored committer still references is unknown here", jobId);
+      return;
+    }
+    try {
+      long deleted = core.deleteStaged(job, keep, epoch - 1);
+      LOG.info("Deleted {} files staged by older runs (epochs up to {}) of job {} for checkpoints above {} in {}",
+          deleted, epoch - 1, jobId, keep, target.table());
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not delete the files older runs of job {} staged above checkpoint {} in {}; the next start"
+          + " tries again: {}", jobId, keep, target.table(), e.toString());
+    }
   }
 
   @Override
