@@ -61,6 +61,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private static final ListStateDescriptor<byte[]> STATE =
       new ListStateDescriptor<>("lakecommit-aggregator", BytePrimitiveArraySerializer.INSTANCE);
 
+  /** Sweeps of older runs' orphans before giving up until the next start (see deleteOlderRunsOrphans). */
+  private static final int SWEEP_ATTEMPTS = 3;
+
   private final SinkRecipe target;
   private final RowType rowType;
   private final String jobId;
@@ -136,7 +139,12 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     deleteOlderRunsOrphans(core, job, keep);
   }
 
-  /** Deletes older runs' staged files above {@code keep} (see the class comment); best effort. */
+  /**
+   * Deletes older runs' staged files above {@code keep} (see the class comment); best effort. The sweep lists a
+   * prefix under which this run's subtasks are writing (and its committer may be writing and deleting a manifest
+   * while it replays a restored commit), so a listing can fail on a file that vanished under it: the sweep then runs
+   * again, a bounded number of times.
+   */
   private void deleteOlderRunsOrphans(SinkRecipe.CoreSink core, JobId job, long keep) {
     if (epoch <= 1) {
       return;
@@ -146,14 +154,31 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
           + " aggregator's state, so what the restored committer still references is unknown here", jobId);
       return;
     }
-    try {
-      long deleted = core.deleteStaged(job, keep, epoch - 1);
-      LOG.info("Deleted {} files staged by older runs (epochs up to {}) of job {} for checkpoints above {} in {}",
-          deleted, epoch - 1, jobId, keep, target.table());
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not delete the files older runs of job {} staged above checkpoint {} in {}; the next start"
-          + " tries again: {}", jobId, keep, target.table(), e.toString());
+    for (int attempt = 1; ; attempt++) {
+      try {
+        long deleted = core.deleteStaged(job, keep, epoch - 1);
+        LOG.info("Deleted {} files staged by older runs (epochs up to {}) of job {} for checkpoints above {} in {}",
+            deleted, epoch - 1, jobId, keep, target.table());
+        return;
+      } catch (IOException | RuntimeException e) {
+        if (attempt >= SWEEP_ATTEMPTS || Thread.currentThread().isInterrupted() || interrupted(e)) {
+          LOG.warn("Could not delete the files older runs of job {} staged above checkpoint {} in {}; the next start"
+              + " tries again: {}", jobId, keep, target.table(), e.toString());
+          return;
+        }
+        LOG.info("Sweep {} of older runs' staged files of job {} failed ({}); sweeping again", attempt, jobId,
+            e.toString());
+      }
     }
+  }
+
+  private static boolean interrupted(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -7,6 +7,7 @@ import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.staging.StagingWriterState;
 import java.io.File;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -165,8 +166,8 @@ class FlinkRestoreIT {
   }
 
   /**
-   * Run 1 stops with a savepoint; files that a run 1 writer staged and reported for a checkpoint that never
-   * completed (its TaskManager died, say) are left above the table's watermark. Run 2, restored from the
+   * Run 1 stops with a savepoint; files that a run 1 writer staged and reported for a checkpoint after it that
+   * never completed (its TaskManager died, say) are left above the table's watermark. Run 2, restored from the
    * savepoint, deletes them when it starts — run 1 is fenced and nothing can commit them — while its own files,
    * staged and committed from then on, all stay: every input row once, none of the orphans' rows.
    */
@@ -190,15 +191,21 @@ class FlinkRestoreIT {
       savepoint = job1.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
           SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
     }
+    // The savepoint's own commit is made when Flink notifies its completion, which may come after the savepoint.
+    assertThat(awaitTerminal(job1, Duration.ofMinutes(1))).isEqualTo(JobStatus.FINISHED);
     long committed = watermark(warehouse, table, jobId);
     long epoch1 = epoch(warehouse, table, jobId);
     assertThat(IcebergFlinkSinkIT.audit(warehouse, table, expected).losses()).as("run 1 stopped part-way")
         .isPositive();
 
-    // A run 1 writer's files of a checkpoint that never completed: staged, reported, never committed.
+    // Files of a run 1 writer that went on after the savepoint (say, a copy triggered with triggerSavepoint) and
+    // died before its next commits: staged and reported for Flink checkpoint committed + 3, never committed. (Files
+    // named after the savepoint's own checkpoints are the restored state's and stay.)
     SinkRecipe recipe = SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, table));
+    long flinkCheckpoint = committed + 2;
     LakecommitWriter writer = LakecommitWriter.open(recipe, TestJobs.ROW_TYPE, JobId.of(jobId), epoch1,
-        RunEpochTest.context(1, PARALLELISM, 0, OptionalLong.empty()), List.of());
+        RunEpochTest.context(1, PARALLELISM, 0, OptionalLong.of(flinkCheckpoint)),
+        List.of(new WriterState(0, flinkCheckpoint, new StagingWriterState(1, flinkCheckpoint))));
     for (long id = 50_000_000; id < 50_000_100; id++) {
       writer.write(GenericRowData.of(id, StringData.fromString(TestJobs.partitionOf(id)),
           StringData.fromString("orphan-" + id)), null);
@@ -210,7 +217,8 @@ class FlinkRestoreIT {
       orphans = target.listStaged(JobId.of(jobId), committed, epoch1, epoch1);
     }
     assertThat(orphans).as("run 1's orphans above checkpoint %s", committed).isNotEmpty()
-        .allSatisfy(path -> assertThat(exists(warehouse, table, path)).isTrue());
+        .allSatisfy(path -> assertThat(exists(warehouse, table, path)).isTrue())
+        .allSatisfy(path -> assertThat(path).contains("/ckpt-" + (committed + 3) + "/"));
 
     StreamExecutionEnvironment second = TestJobs.environment(PARALLELISM, 0, savepoint);
     TestJobs.unboundedRows(second, "orphans-2", rows, rate, PARALLELISM)
@@ -323,7 +331,7 @@ class FlinkRestoreIT {
    * Waits (bounded) for the job to end, which must be a failure (a job that goes on is cancelled and the test
    * fails); returns the failure with its causes as text.
    */
-  private static String failureOf(JobClient job, Duration timeout) throws Exception {
+  static String failureOf(JobClient job, Duration timeout) throws Exception {
     JobStatus status;
     try {
       status = awaitTerminal(job, timeout);
@@ -341,7 +349,7 @@ class FlinkRestoreIT {
   }
 
   /** Polls (bounded) until the job is in a globally terminal state; returns it. */
-  private static JobStatus awaitTerminal(JobClient job, Duration timeout) throws Exception {
+  static JobStatus awaitTerminal(JobClient job, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     JobStatus status = null;
     while (System.nanoTime() < deadline) {
