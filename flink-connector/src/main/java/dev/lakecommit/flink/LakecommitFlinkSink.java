@@ -69,6 +69,14 @@ import org.apache.flink.util.function.SerializableSupplier;
  * application-mode JobManager that runs {@code main()} again when it recovers a job (the recovered job then fails
  * as fenced).
  *
+ * <p>Restores (DESIGN.md rule 13). The claim also reads the table's identity, which every combined commit and the
+ * aggregation operator's state record: a restore against another table (dropped and created again under the name)
+ * fails and commits nothing to it, and a restored commit that the table does not hold and whose staged files are
+ * gone is never committed (see {@link LakecommitCommitter}). There is deliberately no option to drop such commits
+ * and go on: the sources' positions in the same state are past their rows; Flink's own means (a restore without
+ * state, or new sink uids with {@code --allowNonRestoredState}) make that choice explicit. At start the aggregation
+ * operator deletes the orphans of older, fenced runs (see {@link CommitAggregator}).
+ *
  * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
  * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
  * the aggregation operator keeps every id above the previous commit's, and a restore whose state is behind what the
