@@ -10,6 +10,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The aggregation operator's state in a checkpoint.
@@ -19,16 +20,32 @@ import java.util.List;
  * @param lastFlinkCheckpointId the last Flink checkpoint the operator took part in
  * @param pending writers' manifests received but not yet combined (normally none: they are combined right
  *     before each checkpoint barrier)
+ * @param tableIdentity the identity of the table the state was taken against ({@code CommitTarget.identity()}),
+ *     empty if unknown (state stored by serializer version 1)
  */
-record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointId, List<StagingManifest> pending) {
+record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointId, List<StagingManifest> pending,
+    String tableIdentity) {
 
   AggregatorState {
     pending = List.copyOf(pending);
+    Objects.requireNonNull(tableIdentity, "tableIdentity");
   }
 
-  /** Version 1: offset, last commit id, last Flink checkpoint id, count, then each manifest versioned. */
+  /** The highest Lakecommit checkpoint id the state refers to: its last commit or a pending manifest's. */
+  long highestCheckpointId() {
+    long highest = lastCommitId;
+    for (StagingManifest manifest : pending) {
+      highest = Math.max(highest, manifest.checkpointId());
+    }
+    return highest;
+  }
+
+  /**
+   * Version 2: offset, last commit id, last Flink checkpoint id, count, each manifest versioned, then the table
+   * identity. Version 1 lacks the identity: read as unknown.
+   */
   static final class Serializer implements SimpleVersionedSerializer<AggregatorState> {
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
     private final StagingManifestSerializer manifests = new StagingManifestSerializer();
 
     @Override
@@ -44,13 +61,14 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
         out.writeLong(value.lastCommitId());
         out.writeLong(value.lastFlinkCheckpointId());
         VersionedSerialization.writeAll(manifests, value.pending(), out);
+        out.writeUTF(value.tableIdentity());
       }
       return bytes.toByteArray();
     }
 
     @Override
     public AggregatorState deserialize(int version, byte[] serialized) throws IOException {
-      if (version != VERSION) {
+      if (version != 1 && version != VERSION) {
         throw VersionedSerialization.unknownVersion("Flink AggregatorState", version);
       }
       try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
@@ -59,10 +77,11 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
         long lastFlink = in.readLong();
         List<StagingManifest> pending =
             VersionedSerialization.readAll(manifests, in, "Flink AggregatorState manifests");
+        String identity = version == 1 ? "" : in.readUTF();
         if (in.available() > 0) {
           throw new IOException("Corrupt Flink AggregatorState: " + in.available() + " trailing bytes");
         }
-        return new AggregatorState(offset, lastCommitId, lastFlink, pending);
+        return new AggregatorState(offset, lastCommitId, lastFlink, pending, identity);
       }
     }
   }

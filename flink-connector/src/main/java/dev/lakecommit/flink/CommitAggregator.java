@@ -5,6 +5,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.staging.StagingManifest;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.state.ListState;
@@ -34,6 +35,24 @@ import org.slf4j.LoggerFactory;
  * the target when the job first started (so a new run with the same job id continues above what the old one
  * committed), raised if needed to stay above every provisional id a writer named files after and above the
  * previous commit. The manifests are restamped with that id.
+ *
+ * <p>At initialization, with the restored state known, the operator (one subtask) checks the restore and cleans
+ * up (DESIGN.md rules 11 and 13):
+ *
+ * <ul>
+ *   <li>state taken against another table than the table is now (its identity differs: the table was dropped and
+ *       created again), or a table replaced since the job was submitted, fails the job with a message, and so does
+ *       state older than what the table holds for the job;
+ *   <li>it deletes what older runs of the job (epochs below this run's, all fenced by this run's claim) staged for
+ *       checkpoints above both the table's watermark and the highest checkpoint the restored state refers to: no
+ *       commit can ever reference them. Committed files have ids at or below the watermark (a commit's id is at
+ *       least the id its files were named after), and the restored state's commits and pending manifests at or
+ *       below that highest id. Never files of this run's epoch. Skipped when Flink restores a checkpoint without
+ *       this operator's state (its uid changed): the committer's restored state is then unknown here.
+ * </ul>
+ *
+ * <p>Every combined commit carries the identity of the table this run claimed its epoch in, so that the committer
+ * never applies it to another table.
  */
 final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<CheckpointCommittable>>
     implements OneInputStreamOperator<CommittableMessage<StagingManifest>, CommittableMessage<CheckpointCommittable>>,
@@ -42,9 +61,14 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private static final ListStateDescriptor<byte[]> STATE =
       new ListStateDescriptor<>("lakecommit-aggregator", BytePrimitiveArraySerializer.INSTANCE);
 
+  /** Sweeps of older runs' orphans before giving up until the next start (see deleteOlderRunsOrphans). */
+  private static final int SWEEP_ATTEMPTS = 3;
+
   private final SinkRecipe target;
   private final RowType rowType;
   private final String jobId;
+  private final long epoch;
+  private final String tableIdentity;
 
   private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
   private transient ListState<byte[]> state;
@@ -55,10 +79,16 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private transient long maxTag;
   private transient boolean ended;
 
-  CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId) {
+  /**
+   * @param epoch this run's epoch (0: a target without epochs, no cleanup)
+   * @param tableIdentity the identity of the table this run claimed its epoch in (empty: unknown, not checked)
+   */
+  CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId, long epoch, String tableIdentity) {
     this.target = target;
     this.rowType = rowType;
     this.jobId = jobId.value();
+    this.epoch = epoch;
+    this.tableIdentity = tableIdentity;
   }
 
   @Override
@@ -69,15 +99,27 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();
     JobId job = JobId.of(jobId);
+    String identity = core.identity();
+    if (!tableIdentity.isEmpty() && !identity.isEmpty() && !tableIdentity.equals(identity)) {
+      throw RestoreChecks.otherTable("This run of the job (epoch " + epoch + ", claimed when it was submitted)",
+          target.table(), job, tableIdentity, identity);
+    }
     long committed = core.lastCommitted(job);
     List<byte[]> stored = new ArrayList<>();
     state.get().forEach(stored::add);
+    long keep;
     if (stored.isEmpty()) {
       offset = committed;
       lastCommitId = committed;
       lastFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
+      keep = context.getRestoredCheckpointId().isPresent() ? -1 : committed;
     } else {
       AggregatorState restored = VersionedSerialization.fromBytes(new AggregatorState.Serializer(), stored.get(0));
+      if (!restored.tableIdentity().isEmpty() && !identity.isEmpty() && !restored.tableIdentity().equals(identity)) {
+        throw RestoreChecks.otherTable("The Flink state restored from checkpoint "
+            + context.getRestoredCheckpointId().orElse(0) + " (last commit " + restored.lastCommitId() + ")",
+            target.table(), job, restored.tableIdentity(), identity);
+      }
       offset = restored.offset();
       lastCommitId = restored.lastCommitId();
       lastFlinkCheckpoint = restored.lastFlinkCheckpointId();
@@ -89,10 +131,54 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
             + " checkpoint or savepoint, or start with a new job id.", target.table(), committed, jobId,
             lastCommitId));
       }
+      keep = Math.max(committed, restored.highestCheckpointId());
     }
     maxTag = lastFlinkCheckpoint;
     LOG.info("Aggregator of job {} on {}: offset {}, last commit id {}, Flink checkpoint {}, {} pending manifests",
         jobId, target.table(), offset, lastCommitId, lastFlinkCheckpoint, pending.size());
+    deleteOlderRunsOrphans(core, job, keep);
+  }
+
+  /**
+   * Deletes older runs' staged files above {@code keep} (see the class comment); best effort. The sweep lists a
+   * prefix under which this run's subtasks are writing (and its committer may be writing and deleting a manifest
+   * while it replays a restored commit), so a listing can fail on a file that vanished under it: the sweep then runs
+   * again, a bounded number of times.
+   */
+  private void deleteOlderRunsOrphans(SinkRecipe.CoreSink core, JobId job, long keep) {
+    if (epoch <= 1) {
+      return;
+    }
+    if (keep < 0) {
+      LOG.info("Not deleting older runs' staged files of job {}: Flink restored a checkpoint without the"
+          + " aggregator's state, so what the restored committer still references is unknown here", jobId);
+      return;
+    }
+    for (int attempt = 1; ; attempt++) {
+      try {
+        long deleted = core.deleteStaged(job, keep, epoch - 1);
+        LOG.info("Deleted {} files staged by older runs (epochs up to {}) of job {} for checkpoints above {} in {}",
+            deleted, epoch - 1, jobId, keep, target.table());
+        return;
+      } catch (IOException | RuntimeException e) {
+        if (attempt >= SWEEP_ATTEMPTS || Thread.currentThread().isInterrupted() || interrupted(e)) {
+          LOG.warn("Could not delete the files older runs of job {} staged above checkpoint {} in {}; the next start"
+              + " tries again: {}", jobId, keep, target.table(), e.toString());
+          return;
+        }
+        LOG.info("Sweep {} of older runs' staged files of job {} failed ({}); sweeping again", attempt, jobId,
+            e.toString());
+      }
+    }
+  }
+
+  private static boolean interrupted(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof InterruptedException || t instanceof java.io.InterruptedIOException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -127,7 +213,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     super.snapshotState(context);
     state.update(List.of(VersionedSerialization.toBytes(new AggregatorState.Serializer(),
         new AggregatorState(offset, lastCommitId, Math.max(lastFlinkCheckpoint, context.getCheckpointId()),
-            pending))));
+            pending, tableIdentity))));
   }
 
   private void emit(long flinkCheckpointId) {
@@ -140,20 +226,26 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     }
     List<StagingManifest> restamped = new ArrayList<>(pending.size());
     for (StagingManifest m : pending) {
-      restamped.add(m.checkpointId() == id
-          ? m
-          : new StagingManifest(m.jobId(), id, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest()));
+      restamped.add(restamp(m, id));
     }
     CommitId commitId = new CommitId(JobId.of(jobId), id);
     Object combined = committer.combine(commitId, restamped);
     LOG.info("Combined {} manifests of {} writers into {} (Flink checkpoint {})", restamped.size(),
         restamped.stream().mapToInt(StagingManifest::writerIndex).distinct().count(), commitId, flinkCheckpointId);
     output.collect(new StreamRecord<>(new CommittableSummary<>(0, 1, flinkCheckpointId, 1, 0)));
-    output.collect(new StreamRecord<>(
-        new CommittableWithLineage<>(new CheckpointCommittable(flinkCheckpointId, commitId, combined),
-            flinkCheckpointId, 0)));
+    CheckpointCommittable committable = new CheckpointCommittable(flinkCheckpointId, commitId, combined,
+        tableIdentity);
+    output.collect(new StreamRecord<>(new CommittableWithLineage<>(committable, flinkCheckpointId, 0)));
     lastCommitId = id;
     pending.clear();
+  }
+
+  /** The manifest under the commit's id, with everything else it holds (data, delete files, Iceberg manifest). */
+  static StagingManifest restamp(StagingManifest m, long checkpointId) {
+    return m.checkpointId() == checkpointId
+        ? m
+        : new StagingManifest(m.jobId(), checkpointId, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest(),
+            m.deleteFiles());
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.lakecommit.flink;
 
+import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
@@ -10,7 +11,11 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
 import org.apache.flink.api.connector.sink2.Committer;
 import org.apache.flink.table.types.logical.RowType;
 import org.slf4j.Logger;
@@ -32,6 +37,14 @@ import org.slf4j.LoggerFactory;
  *       is fatal with a {@link FencedException}: this run commits nothing more, and its job fails with that message.
  * </ul>
  *
+ * <p>Before a commit is made, two checks (DESIGN.md rule 13) refuse what must never be committed, failing the job
+ * with a message as a fatal outcome does: a commit made for another table than the table is now (its identity,
+ * recorded by the aggregation operator, differs from the table's, read at every call: the table was dropped and
+ * created again), and a commit restored from Flink state (its Flink checkpoint is at or below the restored one)
+ * that the table does not hold and one of whose staged files is gone. There is no option to drop such commits and
+ * go on: the sources' positions in the same state are past their rows, so going on would lose them silently; the
+ * messages say how to start afresh or drop the sink's state with Flink's own means.
+ *
  * <p>The target is opened lazily: Flink runs a committer in every subtask, but only the first receives commits.
  */
 final class LakecommitCommitter implements Committer<CheckpointCommittable> {
@@ -42,17 +55,24 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   private final RetryPolicy retry;
   private final JobId jobId;
   private final long epoch;
+  private final OptionalLong restoredCheckpointId;
+  /** Restored commits whose staged files were found complete (or that the table holds). */
+  private final Set<CommitId> verified = new HashSet<>();
+  private SinkRecipe.CoreSink core;
   private SinkAggregatedCommitter<StagingManifest, Object> committer;
 
   /**
    * @param epoch the run's epoch: every commit checks that the table still holds it (0: a target without epochs)
+   * @param restoredCheckpointId the Flink checkpoint the committer's state was restored from, if any
    */
-  LakecommitCommitter(SinkRecipe target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch) {
+  LakecommitCommitter(SinkRecipe target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch,
+      OptionalLong restoredCheckpointId) {
     this.target = target;
     this.rowType = rowType;
     this.retry = retry;
     this.jobId = jobId;
     this.epoch = epoch;
+    this.restoredCheckpointId = restoredCheckpointId;
   }
 
   @Override
@@ -62,7 +82,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       return;
     }
     if (committer == null) {
-      SinkRecipe.CoreSink core = target.open(rowType);
+      core = target.open(rowType);
       if (epoch == 0 && core.hasEpochs()) {
         throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
             + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); refusing to commit"
@@ -75,19 +95,42 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
     }
     List<CommitRequest<CheckpointCommittable>> ordered = new ArrayList<>(requests);
     ordered.sort(Comparator.comparing(r -> r.getCommittable().commitId()));
+    String identity;
+    try {
+      identity = core.identity();
+    } catch (IOException e) {
+      LOG.warn("Cannot read the identity of table {} to check {} pending commits against it; they stay pending: {}",
+          target.table(), ordered.size(), e.toString());
+      ordered.forEach(CommitRequest::retryLater);
+      return;
+    }
     boolean blocked = false;
     for (CommitRequest<CheckpointCommittable> request : ordered) {
       if (blocked) {
         request.retryLater();
         continue;
       }
-      blocked = !commit(request);
+      blocked = !commit(request, identity);
     }
   }
 
-  /** Commits one request; false if it stays pending. */
-  private boolean commit(CommitRequest<CheckpointCommittable> request) throws InterruptedException {
+  /** Commits one request unless a check refuses it; false if it stays pending. */
+  private boolean commit(CommitRequest<CheckpointCommittable> request, String identity) throws InterruptedException {
     CheckpointCommittable committable = request.getCommittable();
+    IllegalStateException refused;
+    try {
+      refused = refusal(committable, identity);
+    } catch (IOException e) {
+      LOG.warn("Cannot check the restored {} against table {}; it stays pending: {}", committable, target.table(),
+          e.toString());
+      request.retryLater();
+      return false;
+    }
+    if (refused != null) {
+      LOG.error("Commit of {} to {} refused: {}", committable, target.table(), refused.getMessage());
+      request.signalFailedWithUnknownReason(refused);
+      return false;
+    }
     String what = "commit of " + committable + " to " + target.table();
     long start = System.nanoTime();
     CommitOutcome outcome = request.getNumberOfRetries() == 0
@@ -120,6 +163,29 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
         + " are kept", committable, target.table(), millis, cause.toString());
     request.retryLater();
     return false;
+  }
+
+  /** Why the commit must not be made, or null (see the class comment). */
+  private IllegalStateException refusal(CheckpointCommittable committable, String identity) throws IOException {
+    if (committable.madeForAnotherTable(identity)) {
+      return RestoreChecks.otherTable("Pending commit " + committable, target.table(), jobId,
+          committable.tableIdentity(), identity);
+    }
+    boolean restored = restoredCheckpointId.isPresent()
+        && committable.flinkCheckpointId() <= restoredCheckpointId.getAsLong();
+    if (!restored || verified.contains(committable.commitId())) {
+      return null;
+    }
+    // The table first: a commit it holds is only acknowledged, whatever happened to its staged files since.
+    if (core.lastCommitted(jobId) < committable.commitId().checkpointId()) {
+      Optional<String> missing = committer.missingStaged(committable.committable());
+      if (missing.isPresent()) {
+        return RestoreChecks.missingStaged(committable, target.table(), restoredCheckpointId.getAsLong(),
+            missing.get());
+      }
+    }
+    verified.add(committable.commitId());
+    return null;
   }
 
   @Override

@@ -69,6 +69,14 @@ import org.apache.flink.util.function.SerializableSupplier;
  * application-mode JobManager that runs {@code main()} again when it recovers a job (the recovered job then fails
  * as fenced).
  *
+ * <p>Restores (DESIGN.md rule 13). The claim also reads the table's identity, which every combined commit and the
+ * aggregation operator's state record: a restore against another table (dropped and created again under the name)
+ * fails and commits nothing to it, and a restored commit that the table does not hold and whose staged files are
+ * gone is never committed (see {@link LakecommitCommitter}). There is deliberately no option to drop such commits
+ * and go on: the sources' positions in the same state are past their rows; Flink's own means (a restore without
+ * state, or new sink uids with {@code --allowNonRestoredState}) make that choice explicit. At start the aggregation
+ * operator deletes the orphans of older, fenced runs (see {@link CommitAggregator}).
+ *
  * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
  * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
  * the aggregation operator keeps every id above the previous commit's, and a restore whose state is behind what the
@@ -92,6 +100,8 @@ public final class LakecommitFlinkSink
   private final Duration maxBackoff;
   /** The run epoch claimed when Flink last translated this sink; 0 before that, or for targets without epochs. */
   private long epoch;
+  /** The identity of the table the epoch was claimed in (read right after the claim); empty before, or unknown. */
+  private String tableIdentity = "";
 
   private LakecommitFlinkSink(Builder builder, String jobId) {
     this.target = builder.target;
@@ -118,6 +128,11 @@ public final class LakecommitFlinkSink
     return epoch;
   }
 
+  /** The identity of the table this sink's run claimed its epoch in (empty before Flink translated the sink). */
+  String tableIdentity() {
+    return tableIdentity;
+  }
+
   /**
    * Claims a new run epoch for the job in the table, fencing every earlier run of it; called once per translation
    * of the sink, on the client (see the class comment).
@@ -126,7 +141,9 @@ public final class LakecommitFlinkSink
    */
   long claimRunEpoch() {
     try {
-      epoch = target.open(rowType).claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
+      SinkRecipe.CoreSink core = target.open(rowType);
+      epoch = core.claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
+      tableIdentity = core.identity();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot claim a run epoch for job " + jobId + " in table " + target.table()
           + ": the job is not submitted (" + e.getMessage() + ")", e);
@@ -163,12 +180,13 @@ public final class LakecommitFlinkSink
   public DataStream<CommittableMessage<CheckpointCommittable>> addPreCommitTopology(
       DataStream<CommittableMessage<StagingManifest>> manifests) {
     long claimed = claimRunEpoch();
-    LOG.info("Job {} on {} claimed run epoch {} for this submission", jobId, target.table(), claimed);
+    LOG.info("Job {} on {} ({}) claimed run epoch {} for this submission", jobId, target.table(), tableIdentity,
+        claimed);
     return manifests
         .global()
         .transform("Lakecommit aggregator: " + target.table(),
             CommittableMessageTypeInfo.of(this::getCommittableSerializer),
-            new CommitAggregator(target, rowType, jobId()))
+            new CommitAggregator(target, rowType, jobId(), epoch, tableIdentity))
         .uid(uidPrefix + "-aggregator")
         .setParallelism(1)
         .setMaxParallelism(1)
@@ -179,7 +197,7 @@ public final class LakecommitFlinkSink
   public Committer<CheckpointCommittable> createCommitter(CommitterInitContext context) {
     RetryPolicy retry = RetryPolicy.builder().maxAttempts(commitAttempts).initialBackoff(initialBackoff)
         .maxBackoff(maxBackoff).build();
-    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch);
+    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch, context.getRestoredCheckpointId());
   }
 
   @Override

@@ -65,6 +65,36 @@ abstract class SinkRecipe implements Serializable {
     }
 
     /**
+     * What makes the table this table ({@link CommitTarget#identity()}), read now; empty for a sink without a
+     * {@link CommitTarget} (unknown: never compared).
+     *
+     * @throws IOException if the table cannot be read
+     */
+    String identity() throws IOException {
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        return "";
+      }
+      try (CommitTarget target = withTarget.openTarget()) {
+        return target.identity();
+      }
+    }
+
+    /**
+     * Deletes what runs of epochs {@code 0} to {@code maxEpoch} of the job staged for checkpoints above {@code
+     * keep} ({@link CommitTarget#deleteStaged}); nothing for a sink without a {@link CommitTarget}.
+     *
+     * @return the number of files deleted
+     */
+    long deleteStaged(JobId jobId, long keep, long maxEpoch) throws IOException {
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        return 0;
+      }
+      try (CommitTarget target = withTarget.openTarget()) {
+        return target.deleteStaged(jobId, keep, 0, maxEpoch);
+      }
+    }
+
+    /**
      * The job's last committed checkpoint in the table, read now; 0 if none.
      *
      * @throws IOException if the table cannot be read: never guessed

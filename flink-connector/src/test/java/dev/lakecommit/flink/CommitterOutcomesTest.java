@@ -76,12 +76,13 @@ class CommitterOutcomesTest {
 
   private static ReplayTest.Request request(long checkpointId) {
     CommitId id = new CommitId(JOB, checkpointId);
-    return new ReplayTest.Request(new CheckpointCommittable(checkpointId, id, id));
+    return new ReplayTest.Request(new CheckpointCommittable(checkpointId, id, id, ""));
   }
 
   private static LakecommitCommitter committer(ScriptedTarget target, int attempts) {
     return new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.builder().maxAttempts(attempts)
-        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).build(), JOB, 0);
+        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).build(), JOB, 0,
+        java.util.OptionalLong.empty());
   }
 
   @Test

@@ -164,7 +164,7 @@ class FlinkRunFencingIT {
     assertThat(TestJobs.missingFiles(t)).isEmpty();
   }
 
-  private static List<Long> ids(Table table) throws Exception {
+  static List<Long> ids(Table table) throws Exception {
     List<Long> ids = new ArrayList<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
       records.forEach(r -> ids.add((Long) r.getField("id")));

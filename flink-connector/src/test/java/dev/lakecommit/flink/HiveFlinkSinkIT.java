@@ -6,11 +6,15 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -31,6 +35,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Flink sink in a MiniCluster writing to a Hive table through an in-process metastore; the table's visible
@@ -105,6 +110,81 @@ class HiveFlinkSinkIT {
     } finally {
       client.close();
     }
+  }
+
+  /**
+   * Scenario 4 of issue 14 on Hive: the job stops with a savepoint, the table is dropped (with its data) and created
+   * again under its name, and the job is restored from the savepoint: it fails naming both identities (create time,
+   * location and the sink's table id) and the new table holds nothing: no partition, no watermark.
+   */
+  @Test
+  void aRestoreAgainstATableCreatedAgainFails(@TempDir java.nio.file.Path savepoints) throws Exception {
+    String uri = hms.uri();
+    String table = "recreated";
+    String jobId = "lc.recreated-flink-it";
+    StreamExecutionEnvironment first = TestJobs.environment(2, 0);
+    TestJobs.unboundedRows(first, "hive-recreated-1", 1_000_000, 400, 2)
+        .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE).hive(() -> config(uri, table))
+            .jobName("flink-it").build())
+        .uid("lakecommit-sink");
+    JobClient job1 = first.executeAsync("hive-recreated-1");
+    String savepoint;
+    try {
+      awaitWatermark(table, jobId, 2, Duration.ofMinutes(2));
+    } finally {
+      savepoint = job1.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
+          .get(2, TimeUnit.MINUTES);
+    }
+    String oldIdentity = SinkRecipe.hive(() -> config(uri, table)).open(TestJobs.ROW_TYPE).identity();
+    IMetaStoreClient client = hms.newRetryingClient();
+    try {
+      client.dropTable(DB, table, true, false);
+    } finally {
+      client.close();
+    }
+
+    StreamExecutionEnvironment second = TestJobs.environment(2, 0, savepoint);
+    TestJobs.unboundedRows(second, "hive-recreated-2", 1_000_000, 400, 2)
+        .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE).hive(() -> config(uri, table))
+            .jobName("flink-it").build())
+        .uid("lakecommit-sink");
+    String newIdentity = SinkRecipe.hive(() -> config(uri, table)).open(TestJobs.ROW_TYPE).identity();
+    assertThat(newIdentity).isNotEqualTo(oldIdentity);
+    assertThat(FlinkRestoreIT.failureOf(second.executeAsync("hive-recreated-2"), Duration.ofMinutes(2)))
+        .contains("was made for another table than " + DB + "." + table + " is now (identity " + oldIdentity
+            + ", now " + newIdentity + "; was the table dropped and created again?)");
+
+    client = hms.newRetryingClient();
+    try {
+      assertThat(client.listPartitionNames(DB, table, (short) -1)).as("partitions of the new table").isEmpty();
+      assertThat(client.getTable(DB, table).getParameters()).doesNotContainKey(CommitId.WATERMARK_KEY_PREFIX + jobId);
+    } finally {
+      client.close();
+    }
+    assertThat(readBack(table)).as("rows in the new table").isEmpty();
+  }
+
+  /** Polls (bounded) until the job's watermark in the table's parameters reaches {@code min}. */
+  private static void awaitWatermark(String table, String jobId, long min, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long seen = 0;
+    while (System.nanoTime() < deadline) {
+      IMetaStoreClient client = hms.newRetryingClient();
+      try {
+        String value = client.getTable(DB, table).getParameters().get(CommitId.WATERMARK_KEY_PREFIX + jobId);
+        seen = value == null ? 0 : Long.parseLong(value);
+      } catch (org.apache.hadoop.hive.metastore.api.NoSuchObjectException e) {
+        seen = 0;
+      } finally {
+        client.close();
+      }
+      if (seen >= min) {
+        return;
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError("Job " + jobId + " did not commit checkpoint " + min + " to " + table + " within "
+        + timeout + " (watermark " + seen + ")");
   }
 
   /** Every row of every visible file of every partition the metastore lists. */

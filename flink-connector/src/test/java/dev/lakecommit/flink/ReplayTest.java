@@ -34,7 +34,7 @@ class ReplayTest {
   Path dir;
 
   /** A commit request as Flink's committer operator makes them, recording what the committer signals. */
-  static final class Request implements Committer.CommitRequest<CheckpointCommittable> {
+  static class Request implements Committer.CommitRequest<CheckpointCommittable> {
     final CheckpointCommittable committable;
     final List<String> signals = new ArrayList<>();
 
@@ -96,7 +96,7 @@ class ReplayTest {
       }
       combined = committer.combine(id, List.of(writer.prepareCommit(1).orElseThrow()));
     }
-    CheckpointCommittable committable = new CheckpointCommittable(1, id, combined);
+    CheckpointCommittable committable = new CheckpointCommittable(1, id, combined, core.identity());
     CheckpointCommittable.Serializer serializer = new CheckpointCommittable.Serializer(
         target.committableSerializer());
     // As Flink keeps it in the committer's state and hands it back after a restore.
@@ -105,7 +105,8 @@ class ReplayTest {
 
     long epoch = core.claimEpoch(job, "ReplayTest");
     LakecommitCommitter committer =
-        new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job, epoch);
+        new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job, epoch,
+            java.util.OptionalLong.empty());
     Request first = new Request(committable);
     committer.commit(List.of(first));
     Table table = IcebergFlinkSinkIT.load(warehouse, "db.replay");

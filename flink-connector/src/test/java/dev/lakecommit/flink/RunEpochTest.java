@@ -111,7 +111,7 @@ class RunEpochTest {
     SinkRecipe target = target();
     long first = sink.claimRunEpoch();
     LakecommitCommitter committer1 = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(),
-        job, first);
+        job, first, OptionalLong.empty());
     List<String> committed = new ArrayList<>();
 
     LakecommitWriter writer1 = LakecommitWriter.open(target, TestJobs.ROW_TYPE, job, first,
@@ -184,7 +184,7 @@ class RunEpochTest {
         target.open(TestJobs.ROW_TYPE).committers().createAggregatedCommitter()) {
       combined = combiner.combine(id, List.of(restamped));
     }
-    ReplayTest.Request request = new ReplayTest.Request(new CheckpointCommittable(checkpoint, id, combined));
+    ReplayTest.Request request = new ReplayTest.Request(new CheckpointCommittable(checkpoint, id, combined, ""));
     committer.commit(List.of(request));
     return request.signals;
   }

@@ -28,13 +28,15 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
-/** Every value the Flink sink persists (writer state, write results, combined commits) round-trips, and its
- * version-1 bytes stay readable. */
+/** Every value the Flink sink persists (writer state, write results, combined commits) round-trips, and the bytes
+ * of every earlier version stay readable. */
 class SerializersTest {
   private static final JobId JOB = JobId.of("db.events-ingest");
   private static final Schema SCHEMA = new Schema(
       Types.NestedField.required(1, "id", Types.LongType.get()),
       Types.NestedField.optional(2, "part", Types.StringType.get()));
+  private static final String ICEBERG_IDENTITY = "iceberg-table-uuid:00000000-0000-0000-0000-000000000001";
+  private static final String HIVE_IDENTITY = "hive created 1764547200 at file:/wh/lc.db/events id 7f3a";
   private static final PartitionSpec SPEC = PartitionSpec.builderFor(SCHEMA).identity("part").build();
 
   static StagingManifest manifest(long checkpointId, int writer) {
@@ -76,34 +78,45 @@ class SerializersTest {
   }
 
   @Test
-  void icebergCheckpointCommittableVersion1() throws IOException {
+  void icebergCheckpointCommittableVersion2() throws IOException {
     CommitId id = new CommitId(JOB, 47);
     IcebergCommittable combined = new IcebergCommittable(id, List.of(manifest(47, 0), manifest(47, 1)));
     CheckpointCommittable.Serializer serializer =
         new CheckpointCommittable.Serializer(SinkRecipe.iceberg(SerializersTest::unused).committableSerializer());
-    CheckpointCommittable value = new CheckpointCommittable(7, id, combined);
-    // The envelope's v1 around the current IcebergCommittable (v2, staging manifests v2) ...
-    checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v1-iceberg-v2.bin");
-    // ... and around the versions Flink states written before hold (IcebergCommittable v1, manifests v1).
-    checkStillReadable(serializer, value, "flink-iceberg-checkpoint-committable-v1.bin");
+    CheckpointCommittable value = new CheckpointCommittable(7, id, combined, ICEBERG_IDENTITY);
+    // The envelope's v2 (with the table identity) around the current IcebergCommittable ...
+    checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v2.bin");
+    // ... and the envelope's v1 (no identity: unknown, never compared), around the current IcebergCommittable (v2,
+    // staging manifests v2) and around the versions Flink states written before hold (v1, manifests v1).
+    CheckpointCommittable unknown = new CheckpointCommittable(7, id, combined, "");
+    checkStillReadable(serializer, unknown, "flink-iceberg-checkpoint-committable-v1-iceberg-v2.bin");
+    checkStillReadable(serializer, unknown, "flink-iceberg-checkpoint-committable-v1.bin");
+    assertThat(unknown.madeForAnotherTable(ICEBERG_IDENTITY)).isFalse();
+    assertThat(value.madeForAnotherTable(ICEBERG_IDENTITY)).isFalse();
+    assertThat(value.madeForAnotherTable("iceberg-table-uuid:00000000-0000-0000-0000-000000000002")).isTrue();
   }
 
   @Test
-  void hiveCheckpointCommittableVersion1() throws IOException {
+  void hiveCheckpointCommittableVersion2() throws IOException {
     CommitId id = new CommitId(JOB, 47);
     HiveCommittable combined = new HiveCommittable(id, List.of(manifest(47, 2)));
     CheckpointCommittable.Serializer serializer =
         new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer()));
-    CheckpointCommittable value = new CheckpointCommittable(7, id, combined);
-    checkGolden(serializer, value, "flink-hive-checkpoint-committable-v1-staging-v2.bin");
-    checkStillReadable(serializer, value, "flink-hive-checkpoint-committable-v1.bin");
+    CheckpointCommittable value = new CheckpointCommittable(7, id, combined, HIVE_IDENTITY);
+    checkGolden(serializer, value, "flink-hive-checkpoint-committable-v2.bin");
+    CheckpointCommittable unknown = new CheckpointCommittable(7, id, combined, "");
+    checkStillReadable(serializer, unknown, "flink-hive-checkpoint-committable-v1-staging-v2.bin");
+    checkStillReadable(serializer, unknown, "flink-hive-checkpoint-committable-v1.bin");
   }
 
   @Test
-  void aggregatorStateVersion1() throws IOException {
-    AggregatorState value = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)));
-    checkGolden(new AggregatorState.Serializer(), value, "flink-aggregator-state-v1-staging-v2.bin");
-    checkStillReadable(new AggregatorState.Serializer(), value, "flink-aggregator-state-v1.bin");
+  void aggregatorStateVersion2() throws IOException {
+    AggregatorState value = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)), ICEBERG_IDENTITY);
+    checkGolden(new AggregatorState.Serializer(), value, "flink-aggregator-state-v2.bin");
+    AggregatorState unknown = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)), "");
+    checkStillReadable(new AggregatorState.Serializer(), unknown, "flink-aggregator-state-v1-staging-v2.bin");
+    checkStillReadable(new AggregatorState.Serializer(), unknown, "flink-aggregator-state-v1.bin");
+    assertThat(value.highestCheckpointId()).as("a pending manifest above the last commit").isEqualTo(48);
   }
 
   @Test
@@ -119,8 +132,8 @@ class SerializersTest {
   void unknownVersionsAreRefusedByName() {
     assertThatThrownBy(() -> new WriterState.Serializer().deserialize(99, new byte[0]))
         .hasMessageContaining("Unknown version 99 of Flink WriterState");
-    assertThatThrownBy(() -> new AggregatorState.Serializer().deserialize(2, new byte[0]))
-        .hasMessageContaining("Unknown version 2 of Flink AggregatorState");
+    assertThatThrownBy(() -> new AggregatorState.Serializer().deserialize(3, new byte[0]))
+        .hasMessageContaining("Unknown version 3 of Flink AggregatorState");
     assertThatThrownBy(() -> new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer()))
         .deserialize(3, new byte[0])).hasMessageContaining("Unknown version 3 of Flink CheckpointCommittable");
   }

@@ -60,7 +60,13 @@ final class TestJobs {
 
   /** Checkpoints every 500 ms; restarts as given; restores from {@code savepoint} if not null. */
   static StreamExecutionEnvironment environment(int parallelism, int restartAttempts, String savepoint) {
-    Configuration conf = new Configuration();
+    return environment(parallelism, restartAttempts, savepoint, new Configuration());
+  }
+
+  /** As above, with further settings (for example where checkpoints go and whether they are retained). */
+  static StreamExecutionEnvironment environment(int parallelism, int restartAttempts, String savepoint,
+      Configuration settings) {
+    Configuration conf = new Configuration(settings);
     if (savepoint != null) {
       conf.set(org.apache.flink.configuration.StateRecoveryOptions.SAVEPOINT_PATH, savepoint);
     }
