@@ -107,10 +107,11 @@ public final class IngestCommand implements Callable<Integer> {
           + "(default: no limit).")
   Long maxBadRecords;
 
-  @Option(names = "--on-changed-input", paramLabel = "POLICY", defaultValue = "FAIL",
+  @Option(names = "--on-changed-input", paramLabel = "POLICY", defaultValue = "fail",
+      converter = OnChangedInputConverter.class,
       description = "If an input file the job resumes in changed since its last checkpoint (replaced, truncated, "
-          + "rewritten): FAIL (default: stop, naming the file) or NEW_JOB (ingest the input as new input under a "
-          + "new job id, <job-id>-input2, ...; give it on every run).")
+          + "rewritten): fail (default: stop, naming the file) or new-job (ingest the input as new input under a "
+          + "new job id, <job-id>-input2, ...; give it on every run of such input).")
   JobOptions.OnChangedInput onChangedInput;
 
   @Option(names = "--on-restore-behind", paramLabel = "POLICY", defaultValue = "FAIL",
@@ -163,6 +164,14 @@ public final class IngestCommand implements Callable<Integer> {
       RuntimeOptions.report(out, result);
     }
     return diverted(out);
+  }
+
+  /** {@code fail} or {@code new-job}. */
+  static final class OnChangedInputConverter implements picocli.CommandLine.ITypeConverter<JobOptions.OnChangedInput> {
+    @Override
+    public JobOptions.OnChangedInput convert(String value) {
+      return JobOptions.OnChangedInput.of(value);
+    }
   }
 
   /** Says how many records of the job went to dead-letter files; the exit code. */

@@ -40,7 +40,18 @@ public final class JobOptions {
     /** Stop, naming the file and what changed (the default). */
     FAIL,
     /** Ingest the input as new input: under a new job id, {@code <job-id>-input2}, {@code -input3}, ... */
-    NEW_JOB
+    NEW_JOB;
+
+    /** {@code fail} or {@code new-job} ({@code new_job}), in any case. */
+    static OnChangedInput of(String value) {
+      String name = value == null ? "" : value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+      for (OnChangedInput policy : values()) {
+        if (policy.name().equals(name)) {
+          return policy;
+        }
+      }
+      throw new picocli.CommandLine.TypeConversionException("expected fail or new-job, got '" + value + "'");
+    }
   }
 
   /**
