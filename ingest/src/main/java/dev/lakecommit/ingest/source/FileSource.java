@@ -125,7 +125,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       throws IOException {
     if (format == InputFormat.PARQUET || format == InputFormat.AVRO) {
       for (String file : files) {
-        InputFile in = storage.open(file);
+        InputFile in = Inputs.guarded(file, storage.open(file));
         if (in.getLength() > 0) {
           return TypeUtil.assignIncreasingFreshIds(format == InputFormat.PARQUET
               ? ParquetFileRecords.fileSchema(ParquetFileRecords.footer(file, in).getFileMetaData().getSchema())
@@ -207,6 +207,10 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     try (DataFileStream<Object> stream = new DataFileStream<>(in.newStream(), new GenericDatumReader<>())) {
       return AvroFileRecords.fileSchema(stream.getSchema());
     } catch (IOException | RuntimeException e) {
+      InputReadException read = InputReadException.in(e);
+      if (read != null) {
+        throw read;
+      }
       if (Storage.isNotFound(e)) {
         throw e;
       }
