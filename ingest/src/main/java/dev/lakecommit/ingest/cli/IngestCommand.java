@@ -181,7 +181,8 @@ public final class IngestCommand implements Callable<Integer> {
       return 0;
     }
     out.printf("%,d record(s) of this job went to dead-letter files in %s (%,d in this run): they are not in the "
-        + "table%n", total, badRecords, total - divertedBefore.get());
+        + "table%n", total, badRecords != null ? badRecords : "the --bad-records directory of its earlier runs",
+        total - divertedBefore.get());
     out.flush();
     return LakecommitCommand.COMPLETED_WITH_BAD_RECORDS;
   }

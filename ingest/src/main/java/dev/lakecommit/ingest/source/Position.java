@@ -20,7 +20,7 @@ import java.util.List;
  * {@code count} the number of lines consumed; 1 = records: both are the number of records consumed), {@code long
  * offset}, {@code long count}; version 2 adds the file's fingerprint when the reader opened it ({@code long size}
  * (-1 unknown), {@code long modified}, {@code int n} + {@code n} bytes UTF-8 object version), {@code long
- * checksum} (lines: CRC-32C and CRC-32 of the bytes {@code 0..offset}, the part consumed; records: 0), and
+ * checksum} (lines: the 64-bit FNV-1a hash of the bytes {@code 0..offset}, the part consumed; records: 0), and
  * {@code long diverted} (records handed to the bad-record sink by the job up to here, over all its runs), {@code
  * byte finished} (1: the file was rejected whole and is done; resume with the next file). Version 1 positions are
  * read with an unknown fingerprint, 0 diverted and not finished.

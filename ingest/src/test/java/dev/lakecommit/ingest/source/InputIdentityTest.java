@@ -151,6 +151,19 @@ class InputIdentityTest {
     assertThat(FileSource.describe(finished.toBytes())).isEqualTo("file 3/5 s3://b/in/c.parquet (rejected whole)");
   }
 
+  /** Stored bytes of every version of a position read as they were written (regenerate only on purpose). */
+  @Test
+  void storedPositionsOfEveryVersionAreRead() throws IOException {
+    byte[] v1 = getClass().getResourceAsStream("/compat/file-position-v1.bin").readAllBytes();
+    assertThat(Position.parse(v1)).isEqualTo(new Position(2, 5, "s3://bucket/in/c.jsonl", 0x1234567890abcdefL, true,
+        1200, 30));
+    byte[] v2 = getClass().getResourceAsStream("/compat/file-position-v2.bin").readAllBytes();
+    Position position = new Position(2, 5, "s3://bucket/in/c.jsonl", 0x1234567890abcdefL, true, 1200, 30,
+        new Fingerprint(5000, 1_700_000_000_000L, "\"etag-1\""), 99, 7, false);
+    assertThat(Position.parse(v2)).isEqualTo(position);
+    assertThat(position.toBytes()).isEqualTo(v2);
+  }
+
   static String[] rows(int from, int to) {
     String[] rows = new String[to - from + 1];
     for (int i = 0; i < rows.length; i++) {
