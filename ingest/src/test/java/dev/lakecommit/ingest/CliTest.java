@@ -281,7 +281,8 @@ class CliTest {
     assertThat(status.out()).contains(": 2");
 
     CliRun deadLetter = CliRun.of(ingestWithBadRecords(args));
-    assertThat(deadLetter.exitCode()).as(deadLetter.toString()).isZero();
+    assertThat(deadLetter.exitCode()).as(deadLetter.toString())
+        .isEqualTo(dev.lakecommit.ingest.cli.LakecommitCommand.COMPLETED_WITH_BAD_RECORDS);
     try (var files = Files.list(dir.resolve("bad"))) {
       assertThat(files.toList()).isNotEmpty();
     }

@@ -95,8 +95,21 @@ public final class IngestCommand implements Callable<Integer> {
   String codec;
 
   @Option(names = "--bad-records", paramLabel = "DIR",
-      description = "Write records that do not fit to dead-letter files here and go on (default: stop).")
+      description = "Write records that do not parse or do not fit the schema to dead-letter files here and go on "
+          + "(default: stop at the first). Unreadable files and I/O errors always stop the job.")
   Path badRecords;
+
+  @Option(names = "--max-bad-records", paramLabel = "N",
+      description = "With --bad-records: stop the job when more than N records in all went to dead-letter files "
+          + "(default: no limit).")
+  Long maxBadRecords;
+
+  @Option(names = "--on-changed-input", paramLabel = "POLICY", defaultValue = "fail",
+      converter = OnChangedInputConverter.class,
+      description = "If an input file the job resumes in changed since its last checkpoint (replaced, truncated, "
+          + "rewritten): fail (default: stop, naming the file) or new-job (ingest the input as new input under a "
+          + "new job id, <job-id>-input2, ...; give it on every run of such input).")
+  JobOptions.OnChangedInput onChangedInput;
 
   @Option(names = "--on-restore-behind", paramLabel = "POLICY", defaultValue = "FAIL",
       description = "If the table holds a newer checkpoint of this job than the checkpoint directory: "
@@ -120,9 +133,10 @@ public final class IngestCommand implements Callable<Integer> {
     FileSource source = TableOptions.input("--input", () -> FileSource.of(input,
         format == null ? null : InputFormat.of(format), schema == null ? null : SchemaParser.parse(schema),
         table.catalogProperties(), table.hadoopConf()));
-    JobId jobId = job.jobId(input, table.table());
+    JobId jobId = job.resolveJobId(input, table.table(), table, source, onChangedInput, out);
     if (badRecords != null) {
-      source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
+      source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)))
+          .maxBadRecords(maxBadRecords == null ? Long.MAX_VALUE : maxBadRecords);
     }
     if (badRecords == null) {
       firstRecord(source);
@@ -133,7 +147,28 @@ public final class IngestCommand implements Callable<Integer> {
     }
     report(out, access.describe(jobId), jobId, result);
     RuntimeOptions.report(out, result);
-    return 0;
+    return diverted(out);
+  }
+
+  /** {@code fail} or {@code new-job}. */
+  static final class OnChangedInputConverter implements picocli.CommandLine.ITypeConverter<JobOptions.OnChangedInput> {
+    @Override
+    public JobOptions.OnChangedInput convert(String value) {
+      return JobOptions.OnChangedInput.of(value);
+    }
+  }
+
+  /** Says how many records of the job went to dead-letter files; the exit code. */
+  private int diverted(PrintWriter out) {
+    long total = divertedTotal.get();
+    if (total == 0) {
+      return 0;
+    }
+    out.printf("%,d record(s) of this job went to dead-letter files in %s (%,d in this run): they are not in the "
+        + "table%n", total, badRecords != null ? badRecords : "the --bad-records directory of its earlier runs",
+        total - divertedBefore.get());
+    out.flush();
+    return LakecommitCommand.COMPLETED_WITH_BAD_RECORDS;
   }
 
   /**
@@ -166,6 +201,10 @@ public final class IngestCommand implements Callable<Integer> {
         throw new IllegalArgumentException("Invalid option --codec: " + e.getMessage(), e);
       }
     }
+    if (maxBadRecords != null && (badRecords == null || maxBadRecords < 0)) {
+      throw new IllegalArgumentException(badRecords == null ? "Option --max-bad-records needs --bad-records DIR"
+          : "Invalid value for option --max-bad-records: " + maxBadRecords + " (must be >= 0)");
+    }
     runtime.check();
   }
 
@@ -175,7 +214,7 @@ public final class IngestCommand implements Callable<Integer> {
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
-    try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
+    try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal)) {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
       if (router != null) {
         builder.router(router);
@@ -206,9 +245,15 @@ public final class IngestCommand implements Callable<Integer> {
     out.flush();
   }
 
-  private static CheckpointedSource<Record> counting(FileSource source, AtomicLong rows) {
+  /** Records diverted by the job up to the reader's newest position (over all runs), and up to its start. */
+  private final AtomicLong divertedTotal = new AtomicLong();
+  private final AtomicLong divertedBefore = new AtomicLong();
+
+  private CheckpointedSource<Record> counting(FileSource source, AtomicLong rows) {
     return position -> {
       CheckpointedSource.SourceReader<Record> reader = source.open(position);
+      divertedBefore.set(FileSource.divertedAt(position));
+      divertedTotal.set(FileSource.divertedAt(position));
       return new CheckpointedSource.SourceReader<>() {
         @Override
         public Record next() throws IOException {
@@ -221,7 +266,9 @@ public final class IngestCommand implements Callable<Integer> {
 
         @Override
         public byte[] position() {
-          return reader.position();
+          byte[] at = reader.position();
+          divertedTotal.set(FileSource.divertedAt(at));
+          return at;
         }
 
         @Override

@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
  * {@code lakecommit}: the standalone tool. Exit codes: 0 success; 1 verify found duplicates or losses; 2 usage
  * error (a bad option value, a missing input: found before anything is created); 3 the job failed (bad input,
  * storage or catalog failure, a commit of unknown outcome) — every checkpoint it completed is kept, and running the
- * same command again resumes.
+ * same command again resumes; 4 {@code ingest} completed with diverted records: with {@code --bad-records},
+ * records of the job went to dead-letter files instead of the table.
  */
 @Command(name = "lakecommit", mixinStandardHelpOptions = true, versionProvider = LakecommitCommand.Version.class,
     description = "Exactly-once ingestion into Iceberg or Hive tables: one idempotent commit per checkpoint.",
@@ -18,6 +19,7 @@ public final class LakecommitCommand implements Runnable {
   public static final int VERIFY_FAILED = 1;
   public static final int USAGE = 2;
   public static final int JOB_FAILED = 3;
+  public static final int COMPLETED_WITH_BAD_RECORDS = 4;
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

@@ -16,16 +16,22 @@ final class Progress implements JobListener, AutoCloseable {
   private final PrintWriter out;
   private final boolean terminal;
   private final AtomicLong rowsRead;
+  private final AtomicLong diverted;
+  private long divertedAtLastCheckpoint = -1;
   private final long started = System.nanoTime();
   private final ScheduledExecutorService ticker;
   private volatile long checkpoint;
   private volatile long baseRows;
   private volatile String lastCommit = "none yet";
 
-  Progress(PrintWriter out, boolean terminal, AtomicLong rowsRead) {
+  /**
+   * @param diverted records the job diverted to dead-letter files up to the newest checkpoint's position
+   */
+  Progress(PrintWriter out, boolean terminal, AtomicLong rowsRead, AtomicLong diverted) {
     this.out = out;
     this.terminal = terminal;
     this.rowsRead = rowsRead;
+    this.diverted = diverted;
     this.ticker = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread thread = new Thread(r, "lakecommit-progress");
       thread.setDaemon(true);
@@ -38,6 +44,7 @@ final class Progress implements JobListener, AutoCloseable {
   @Override
   public void onStart(int attempt, long restoredCheckpointId, long recordCount) {
     baseRows = recordCount;
+    divertedAtLastCheckpoint = diverted.get();
     if (restoredCheckpointId > 0) {
       out.printf("Resuming after checkpoint %d (%,d rows already read), attempt %d%n", restoredCheckpointId,
           recordCount, attempt);
@@ -55,8 +62,13 @@ final class Progress implements JobListener, AutoCloseable {
   @Override
   public void onCheckpointComplete(long checkpointId, long recordCount) {
     checkpoint = checkpointId;
-    if (!terminal) {
-      out.printf("checkpoint %d complete: %,d rows; last commit %s%n", checkpointId, recordCount, lastCommit);
+    long total = diverted.get();
+    String divertedText = total == 0 ? "" : String.format(", %,d record(s) to dead-letter files (%,d in all)",
+        total - Math.max(0, divertedAtLastCheckpoint), total);
+    divertedAtLastCheckpoint = total;
+    if (!terminal || total > 0) {
+      out.printf("%scheckpoint %d complete: %,d rows%s; last commit %s%n", terminal ? "\r" : "", checkpointId,
+          recordCount, divertedText, lastCommit);
       out.flush();
     }
   }

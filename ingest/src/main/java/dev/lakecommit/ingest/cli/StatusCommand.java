@@ -94,6 +94,7 @@ public final class StatusCommand implements Callable<Integer> {
     detail.put("latest-checkpoint", latest.checkpointId());
     detail.put("records-read", latest.recordCount());
     detail.put("source-position", FileSource.describe(latest.sourcePosition()));
+    detail.put("diverted-records", FileSource.divertedAt(latest.sourcePosition()));
     List<Long> pending = new ArrayList<>();
     for (long id : latest.pendingCommits().keySet()) {
       if (committed == null || id > committed) {

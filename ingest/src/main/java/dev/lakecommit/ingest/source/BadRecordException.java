@@ -1,9 +1,10 @@
 package dev.lakecommit.ingest.source;
 
 /**
- * Input that does not fit: a malformed line, a value that does not fit the schema, a file that cannot be read as
- * its format or that disappeared. The message names the file, the 1-based line or record number, and the field
- * where there is one. Thrown by a {@link FileSource} reader when no {@link BadRecordSink} is set.
+ * Input that does not fit: a malformed line, a value that does not fit the schema, a file that cannot be parsed as
+ * its format. The message names the file, the 1-based line or record number, and the field where there is one.
+ * Thrown by a {@link FileSource} reader when no {@link BadRecordSink} is set. A file that cannot be read at all
+ * (permission denied, gone, a storage error) is not bad input: see {@link InputReadException}.
  */
 public final class BadRecordException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -41,6 +41,7 @@ final class CsvFileRecords implements FileRecords {
   private int[] columnOf;
   private long offset;
   private long count;
+  private long checksum;
   private long recordLine;
 
   /**
@@ -50,10 +51,17 @@ final class CsvFileRecords implements FileRecords {
    */
   CsvFileRecords(String file, InputFile input, Schema schema, long offset, long count, int maxRecordBytes)
       throws IOException {
+    this(file, input, schema, offset, count, TextRecords.EMPTY_CHECKSUM, maxRecordBytes);
+  }
+
+  /** @param checksum the checksum of the bytes before {@code offset} */
+  CsvFileRecords(String file, InputFile input, Schema schema, long offset, long count, long checksum,
+      int maxRecordBytes) throws IOException {
     this.file = file;
     this.schema = schema;
     this.offset = offset;
     this.count = count;
+    this.checksum = checksum;
     if (offset > 0) {
       try (TextRecords start = new TextRecords(TextRecords.openAt(file, input, 0), 0, true, maxRecordBytes)) {
         readHeader(start, 0);
@@ -61,10 +69,11 @@ final class CsvFileRecords implements FileRecords {
     }
     SeekableInputStream stream = TextRecords.openAt(file, input, offset);
     try {
-      this.lines = new TextRecords(stream, offset, true, maxRecordBytes);
+      this.lines = new TextRecords(stream, offset, checksum, true, maxRecordBytes);
       if (offset == 0) {
         readHeader(lines, count);
         this.offset = lines.nextOffset();
+        this.checksum = lines.checksum();
         this.count += lines.lines();
       }
     } catch (IOException | RuntimeException e) {
@@ -170,11 +179,17 @@ final class CsvFileRecords implements FileRecords {
       recordLine = count + 1;
       count += lines.lines();
       offset = lines.nextOffset();
+      checksum = lines.checksum();
       if (lines.empty()) {
         continue;
       }
       if (lines.overlong()) {
         throw bad("record is longer than " + lines.lenientText().length() + " bytes, the limit");
+      }
+      if (lines.quoteCut()) {
+        throw bad("unterminated quoted field: the quote opened on this line is not closed within "
+            + TextRecords.MAX_QUOTED_LINES + " lines or before the end of the file; only this line is rejected, "
+            + "reading goes on at the next line");
       }
       if (lines.unterminatedQuote()) {
         throw bad("unterminated quoted field: the file ends inside quotes");
@@ -227,6 +242,11 @@ final class CsvFileRecords implements FileRecords {
   @Override
   public long count() {
     return count;
+  }
+
+  @Override
+  public long checksum() {
+    return checksum;
   }
 
   @Override

@@ -20,4 +20,9 @@ interface FileRecords extends Closeable {
 
   /** Lines or records consumed: the 1-based number of the last one. */
   long count();
+
+  /** Lines: the checksum of the bytes before {@link #offset()} (see {@code TextRecords#checksum()}); records: 0. */
+  default long checksum() {
+    return 0;
+  }
 }

@@ -23,18 +23,25 @@ import org.apache.iceberg.types.TypeUtil;
  *
  * <p>The input is listed once, when the source is made, in sorted order; a reader reads the files in that order.
  * Its {@linkplain SourceReader#position() position} names the file (index and location, and a hash of the
- * listing up to it) and a place in the file that is cheap to seek to: the byte offset of the next line for JSON
- * and CSV, the number of records read for Parquet and Avro. Reopening at a position yields exactly the records
- * after it. A listing that changed before the position's file fails the reopen, naming the file; files added after
- * it are read.
+ * listing up to it), what the file was when it was opened (size, modification time, object version), a place in
+ * the file that is cheap to seek to — the byte offset of the next line for JSON and CSV, with a checksum of the
+ * bytes before it; the number of records read for Parquet and Avro — and how many bad records the job diverted so
+ * far. Reopening at a position yields exactly the records after it. A listing that changed before the position's
+ * file, or a position's file that changed — JSON or CSV bytes already read that are not the same any more (the
+ * file was replaced, truncated or rewritten; appending is fine), a Parquet or Avro file of another size,
+ * modification time or version — fails the reopen with a {@link ChangedInputException} naming the file and what
+ * changed; files added after it are read.
  *
  * <p>Columns are matched by name: JSON fields exactly (fields the schema lacks are not read), CSV header columns
  * and Parquet and Avro columns exactly or else ignoring case. A schema column a file lacks is null; if it is
  * required, that is bad input. Values must fit their column's type exactly: no rounding, truncation or overflow.
  *
- * <p>Input that does not fit — a malformed line, a value that does not fit the schema, a file that cannot be read
- * as its format or that disappeared after listing — fails the reader with a {@link BadRecordException}, or, with a
- * {@link #badRecords(BadRecordSink) sink}, is handed to the sink and skipped. An empty file has no records.
+ * <p>Input that does not fit — a malformed line, a value that does not fit the schema, a file that cannot be parsed
+ * as its format — fails the reader with a {@link BadRecordException}, or, with a {@link #badRecords(BadRecordSink)
+ * sink}, is handed to the sink and skipped (up to a {@linkplain #maxBadRecords(long) limit}). A file that cannot be
+ * read — permission denied, gone after listing, a storage error, a truncated compressed stream — is never bad
+ * input: it fails the reader with an {@link IOException} ({@link InputReadException} for the storage's failures),
+ * so nothing after it is checkpointed. An empty file has no records.
  */
 public final class FileSource implements CheckpointedSource<Record>, AutoCloseable {
   /** Records sampled (from the first files) to infer a schema. */
@@ -50,6 +57,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private final InputFormat format;
   private final Schema schema;
   private volatile BadRecordSink sink;
+  private volatile long maxBadRecords = Long.MAX_VALUE;
 
   private FileSource(String input, Storage storage, List<String> files, InputFormat format, Schema schema) {
     this.input = input;
@@ -117,7 +125,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       throws IOException {
     if (format == InputFormat.PARQUET || format == InputFormat.AVRO) {
       for (String file : files) {
-        InputFile in = storage.open(file);
+        InputFile in = Inputs.guarded(file, storage.open(file));
         if (in.getLength() > 0) {
           return TypeUtil.assignIncreasingFreshIds(format == InputFormat.PARQUET
               ? ParquetFileRecords.fileSchema(ParquetFileRecords.footer(file, in).getFileMetaData().getSchema())
@@ -132,7 +140,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       if (sampled++ == SAMPLE_FILES || inference.samples() >= SAMPLE_RECORDS) {
         break;
       }
-      sample(storage.open(file), file, format, inference);
+      sample(Inputs.guarded(file, storage.open(file)), file, format, inference);
     }
     if (inference.isEmpty()) {
       throw new IOException("Cannot infer a schema: the first " + Math.min(files.size(), SAMPLE_FILES)
@@ -181,11 +189,17 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
         }
       }
     } catch (BadRecordException e) {
-      // a file that cannot be read at all (bad header) is reported when read
-    } catch (IOException | RuntimeException e) {
-      if (!Storage.isNotFound(e)) {
-        throw e;
+      InputReadException read = InputReadException.in(e);
+      if (read != null) {
+        throw read;
       }
+      // a file that cannot be parsed at all (bad header) is reported when read
+    } catch (IOException | RuntimeException e) {
+      InputReadException read = InputReadException.in(e);
+      if (read != null) {
+        throw read; // unreadable: the real read could not go past it either
+      }
+      throw e;
     }
   }
 
@@ -193,6 +207,10 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     try (DataFileStream<Object> stream = new DataFileStream<>(in.newStream(), new GenericDatumReader<>())) {
       return AvroFileRecords.fileSchema(stream.getSchema());
     } catch (IOException | RuntimeException e) {
+      InputReadException read = InputReadException.in(e);
+      if (read != null) {
+        throw read;
+      }
       if (Storage.isNotFound(e)) {
         throw e;
       }
@@ -233,17 +251,103 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   }
 
   /**
+   * With a {@linkplain #badRecords(BadRecordSink) sink}: how many bad records the job may divert in all (counted
+   * over its runs, through the positions); the next one fails the reader with a {@link BadRecordLimitException}.
+   * Unlimited by default. Affects readers opened later.
+   *
+   * @return this source
+   */
+  public FileSource maxBadRecords(long max) {
+    if (max < 0) {
+      throw new IllegalArgumentException("Invalid bad record limit: " + max + " (must be >= 0)");
+    }
+    this.maxBadRecords = max;
+    return this;
+  }
+
+  /** Records a position says the job diverted to the bad-record sink up to it; 0 for null. */
+  public static long divertedAt(byte[] position) {
+    return position == null ? 0 : Position.parse(position).diverted();
+  }
+
+  /**
+   * Checks, without reading records, that a reader could resume at a position: the listing up to its file is the
+   * same and its file did not change (reads the JSON or CSV bytes before the position once).
+   *
+   * @throws ChangedInputException naming the file and what changed
+   * @throws IOException if a file cannot be read
+   */
+  public void checkResumable(byte[] position) throws IOException {
+    if (position == null) {
+      return;
+    }
+    Position start = check(Position.parse(position));
+    if (!start.finished() && start.fileIndex() < files.size() && (start.offset() > 0 || start.count() > 0)) {
+      String file = files.get(start.fileIndex());
+      unchanged(start, fingerprint(file), Inputs.guarded(file, storage.open(file)));
+    }
+  }
+
+  private Fingerprint fingerprint(String file) throws IOException {
+    try {
+      return storage.fingerprint(file);
+    } catch (IOException | RuntimeException e) {
+      throw Inputs.failure(file, e);
+    }
+  }
+
+  /**
+   * Checks that the file a reader resumes in is the one the position was taken in, and returns the checksum of
+   * the bytes before the position (lines), read anew; 0 for records.
+   */
+  private long unchanged(Position start, Fingerprint now, InputFile in) throws IOException {
+    String file = start.file();
+    Fingerprint then = start.fingerprint();
+    String was = then.known() ? " (when the position was taken: " + then.describe() + "; now: " + now.describe()
+        + ")" : " (now " + now.describe() + ")";
+    String advice = ". Resuming would skip or repeat records, so the job stops here. If it is new input under the "
+        + "same name, ingest it as a new job (lakecommit ingest --on-changed-input new-job).";
+    if (!start.lineBased()) {
+      if (then.known() && (then.size() != now.size() || then.modified() != now.modified()
+          || !then.version().equals(now.version()))) {
+        throw new ChangedInputException(file, "Input file " + file + " changed since " + start.count()
+            + " of its records were read: it is not the same file" + was + advice);
+      }
+      return 0;
+    }
+    if (now.size() < start.offset()) {
+      throw new ChangedInputException(file, "Input file " + file + " changed: it has " + now.size()
+          + " bytes, fewer than the " + start.offset() + " bytes (" + start.count() + " lines) already read; it was "
+          + "truncated or replaced" + was + advice);
+    }
+    long checksum;
+    try {
+      checksum = TextRecords.prefixChecksum(in, start.offset());
+    } catch (java.io.EOFException e) {
+      throw new ChangedInputException(file, "Input file " + file + " changed: it ends before the "
+          + start.offset() + " bytes already read" + was + advice);
+    }
+    if (then.known() && checksum != start.checksum()) {
+      throw new ChangedInputException(file, "Input file " + file + " changed: its first " + start.offset()
+          + " bytes (lines 1-" + start.count() + ", already read) are not the same any more; it was replaced or "
+          + "rewritten" + was + advice);
+    }
+    return checksum;
+  }
+
+  /**
    * Opens a reader at a position.
    *
    * @param position a position from a reader of a source over the same input, or null for the beginning
    * @throws IllegalArgumentException if the position is not one of a file source ({@code Unknown version N ...},
    *     corrupt bytes) or is of a source of another format
-   * @throws IOException if the listing changed before the position's file (the message names it)
+   * @throws ChangedInputException if the listing changed before the position's file (the message names it); a
+   *     change of the position's file itself fails the reader's first {@code next()}
    */
   @Override
   public SourceReader<Record> open(byte[] position) throws IOException {
     Position start = position == null ? Position.start(files, format.lineBased()) : check(Position.parse(position));
-    return new Reader(start, sink);
+    return new Reader(start, sink, maxBadRecords);
   }
 
   private Position check(Position position) throws IOException {
@@ -258,11 +362,11 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     }
     int now = files.indexOf(position.file());
     if (now < 0) {
-      throw new IOException("The input listing changed: " + position.file() + " (file " + (index + 1) + "/"
+      throw new ChangedInputException(position.file(), "The input listing changed: " + position.file() + " (file " + (index + 1) + "/"
           + position.fileCount() + " at the position to resume from) is no longer in " + input
           + "; cannot resume exactly");
     }
-    throw new IOException("The input listing changed: files before " + position.file() + " were added, removed or "
+    throw new ChangedInputException(position.file(), "The input listing changed: files before " + position.file() + " were added, removed or "
         + "renamed (it was file " + (index + 1) + "/" + position.fileCount() + ", now " + (now + 1) + "/"
         + files.size() + "); resuming would skip or repeat records, so it stops here");
   }
@@ -283,13 +387,13 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     storage.close();
   }
 
-  private FileRecords openFile(String file, long offset, long count) throws IOException {
-    InputFile in = storage.open(file);
+  private FileRecords openFile(String file, InputFile in, long offset, long count, long checksum)
+      throws IOException {
     switch (format) {
       case JSON:
-        return new JsonFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES);
+        return new JsonFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES);
       case CSV:
-        return new CsvFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES);
+        return new CsvFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES);
       case PARQUET:
         return new ParquetFileRecords(file, in, schema, offset);
       default:
@@ -300,22 +404,21 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   /** Reads the files in order from a position; one thread. */
   private final class Reader implements SourceReader<Record> {
     private final BadRecordSink sink;
+    private final long maxBadRecords;
     private final Position start;
     private int fileIndex;
     private FileRecords current;
-    private int positionFile;
-    private long positionOffset;
-    private long positionCount;
-    private long positionHash;
+    private Fingerprint currentFingerprint;
+    private long diverted;
+    private Position position;
 
-    Reader(Position start, BadRecordSink sink) {
+    Reader(Position start, BadRecordSink sink, long maxBadRecords) {
       this.start = start;
       this.sink = sink;
-      this.fileIndex = start.fileIndex();
-      this.positionFile = start.fileIndex();
-      this.positionOffset = start.offset();
-      this.positionCount = start.count();
-      this.positionHash = start.listingHash();
+      this.maxBadRecords = maxBadRecords;
+      this.fileIndex = start.finished() ? start.fileIndex() + 1 : start.fileIndex();
+      this.diverted = start.diverted();
+      this.position = start;
     }
 
     @Override
@@ -324,42 +427,68 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
         String file = files.get(fileIndex);
         try {
           if (current == null) {
-            boolean resume = fileIndex == start.fileIndex();
-            current = openFile(file, resume ? start.offset() : 0, resume ? start.count() : 0);
+            current = open(file);
           }
           Record record = current.next();
           if (record != null) {
-            if (positionFile != fileIndex) {
-              positionFile = fileIndex;
-              positionHash = Position.listingHash(files, fileIndex);
-            }
-            positionOffset = current.offset();
-            positionCount = current.count();
+            moveTo(file);
             return record;
           }
           nextFile();
         } catch (BadRecordException e) {
+          InputReadException read = InputReadException.in(e);
+          if (read != null) {
+            throw read;
+          }
           reject(e);
           if (e.endsFile()) {
+            position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
+                format.lineBased(), 0, 0, Fingerprint.UNKNOWN, 0, diverted, true);
             nextFile();
+          } else if (current != null) {
+            moveTo(file);
           }
         } catch (IOException | RuntimeException e) {
-          if (!Storage.isNotFound(e)) {
-            throw e;
+          InputReadException read = InputReadException.in(e);
+          if (read != null) {
+            throw read;
           }
-          reject(BadRecordException.file(file, 0, format.lineBased(),
-              "file not found: it disappeared after the input was listed", e));
-          nextFile();
+          if (Storage.isNotFound(e)) {
+            throw Inputs.failure(file, e);
+          }
+          throw e;
         }
       }
       return null;
+    }
+
+    private FileRecords open(String file) throws IOException {
+      currentFingerprint = fingerprint(file);
+      InputFile in = Inputs.guarded(file, storage.open(file));
+      boolean resume = fileIndex == start.fileIndex() && !start.finished();
+      if (!resume || (start.offset() == 0 && start.count() == 0)) {
+        return openFile(file, in, 0, 0, TextRecords.EMPTY_CHECKSUM);
+      }
+      long checksum = unchanged(start, currentFingerprint, in);
+      return openFile(file, in, start.offset(), start.count(), checksum);
+    }
+
+    /** The position is just after what the current file consumed. */
+    private void moveTo(String file) {
+      position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
+          format.lineBased(), current.offset(), current.count(), currentFingerprint, current.checksum(), diverted,
+          false);
     }
 
     private void reject(BadRecordException e) throws IOException {
       if (sink == null) {
         throw e;
       }
+      if (diverted >= maxBadRecords) {
+        throw new BadRecordLimitException(maxBadRecords, e);
+      }
       sink.reject(e.file(), e.lineOrRecord(), e.sinkReason(), e.rawText());
+      diverted++;
     }
 
     private void nextFile() throws IOException {
@@ -373,9 +502,10 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
 
     @Override
     public byte[] position() {
-      String file = files.isEmpty() ? "" : files.get(positionFile);
-      return new Position(positionFile, files.size(), file, positionHash, format.lineBased(), positionOffset,
-          positionCount).toBytes();
+      if (files.isEmpty()) {
+        return Position.start(files, format.lineBased()).toBytes();
+      }
+      return position.toBytes();
     }
 
     @Override

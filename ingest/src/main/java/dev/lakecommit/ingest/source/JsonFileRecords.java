@@ -15,6 +15,7 @@ final class JsonFileRecords implements FileRecords {
   private final TextRecords lines;
   private long offset;
   private long count;
+  private long checksum;
 
   /**
    * @param schema the records' schema, or null to read objects only ({@link #nextObject()})
@@ -23,13 +24,20 @@ final class JsonFileRecords implements FileRecords {
    */
   JsonFileRecords(String file, InputFile input, Schema schema, long offset, long count, int maxLineBytes)
       throws IOException {
+    this(file, input, schema, offset, count, TextRecords.EMPTY_CHECKSUM, maxLineBytes);
+  }
+
+  /** @param checksum the checksum of the bytes before {@code offset} */
+  JsonFileRecords(String file, InputFile input, Schema schema, long offset, long count, long checksum,
+      int maxLineBytes) throws IOException {
     this.file = file;
     this.schema = schema;
     this.offset = offset;
     this.count = count;
+    this.checksum = checksum;
     SeekableInputStream stream = TextRecords.openAt(file, input, offset);
     try {
-      this.lines = new TextRecords(stream, offset, false, maxLineBytes);
+      this.lines = new TextRecords(stream, offset, checksum, false, maxLineBytes);
     } catch (IOException | RuntimeException e) {
       stream.close();
       throw e;
@@ -56,6 +64,7 @@ final class JsonFileRecords implements FileRecords {
       long line = count + 1;
       count += lines.lines();
       offset = lines.nextOffset();
+      checksum = lines.checksum();
       if (lines.blank()) {
         continue;
       }
@@ -94,6 +103,11 @@ final class JsonFileRecords implements FileRecords {
   @Override
   public long count() {
     return count;
+  }
+
+  @Override
+  public long checksum() {
+    return checksum;
   }
 
   @Override

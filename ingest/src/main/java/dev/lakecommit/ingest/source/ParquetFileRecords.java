@@ -85,12 +85,17 @@ final class ParquetFileRecords implements FileRecords {
     try (ParquetFileReader reader = ParquetFileReader.open(Inputs.parquet(input))) {
       return reader.getFooter();
     } catch (RuntimeException e) {
+      InputReadException read = InputReadException.in(e);
+      if (read != null) {
+        throw read; // the storage failed, not the format
+      }
       if (Storage.isNotFound(e)) {
         throw e;
       }
       throw BadRecordException.file(file, 0, false, "not a readable Parquet file: " + e.getMessage(), e);
     } catch (IOException e) {
-      if (Storage.isNotFound(e) || !String.valueOf(e.getMessage()).contains("Parquet")) {
+      if (InputReadException.in(e) != null || Storage.isNotFound(e)
+          || !String.valueOf(e.getMessage()).contains("Parquet")) {
         throw e;
       }
       throw BadRecordException.file(file, 0, false, "not a readable Parquet file: " + e.getMessage(), e);

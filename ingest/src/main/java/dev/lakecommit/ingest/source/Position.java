@@ -11,17 +11,27 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Where a {@link FileSource} reader stands: just after a record of one file of the listing.
+ * Where a {@link FileSource} reader stands: just after a record of one file of the listing, with what that file
+ * was (DESIGN.md rule 13) and how many bad records the job diverted up to here.
  *
- * <p>Bytes, big-endian: {@code int version (1)}, {@code int fileIndex}, {@code int fileCount}, {@code int n} +
+ * <p>Bytes, big-endian: {@code int version (2)}, {@code int fileIndex}, {@code int fileCount}, {@code int n} +
  * {@code n} bytes UTF-8 file location, {@code long listingHash} (of the locations 0..fileIndex, to detect a changed
  * listing), {@code byte unit} (0 = lines: {@code offset} is the byte offset of the next unread line and
  * {@code count} the number of lines consumed; 1 = records: both are the number of records consumed), {@code long
- * offset}, {@code long count}.
+ * offset}, {@code long count}; version 2 adds the file's fingerprint when the reader opened it ({@code long size}
+ * (-1 unknown), {@code long modified}, {@code int n} + {@code n} bytes UTF-8 object version), {@code long
+ * checksum} (lines: the 64-bit FNV-1a hash of the bytes {@code 0..offset}, the part consumed; records: 0), and
+ * {@code long diverted} (records handed to the bad-record sink by the job up to here, over all its runs), {@code
+ * byte finished} (1: the file was rejected whole and is done; resume with the next file). Version 1 positions are
+ * read with an unknown fingerprint, 0 diverted and not finished.
  */
 record Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset,
-    long count) {
-  static final int VERSION = 1;
+    long count, Fingerprint fingerprint, long checksum, long diverted, boolean finished) {
+  static final int VERSION = 2;
+
+  Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset, long count) {
+    this(fileIndex, fileCount, file, listingHash, lineBased, offset, count, Fingerprint.UNKNOWN, 0, 0, false);
+  }
 
   /** Before the first record of the first file. */
   static Position start(List<String> files, boolean lineBased) {
@@ -42,6 +52,14 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
       out.writeByte(lineBased ? 0 : 1);
       out.writeLong(offset);
       out.writeLong(count);
+      out.writeLong(fingerprint.size());
+      out.writeLong(fingerprint.modified());
+      byte[] version = fingerprint.version().getBytes(StandardCharsets.UTF_8);
+      out.writeInt(version.length);
+      out.write(version);
+      out.writeLong(checksum);
+      out.writeLong(diverted);
+      out.writeByte(finished ? 1 : 0);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -60,9 +78,9 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
     }
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       int version = in.readInt();
-      if (version != VERSION) {
+      if (version != 1 && version != VERSION) {
         throw new IllegalArgumentException("Unknown version " + version + " of a file source position (this "
-            + "build reads version " + VERSION + ")");
+            + "build reads versions 1 to " + VERSION + ")");
       }
       int fileIndex = in.readInt();
       int fileCount = in.readInt();
@@ -79,12 +97,33 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
       int unit = in.readByte();
       long offset = in.readLong();
       long count = in.readLong();
-      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || in.available() > 0) {
+      Fingerprint fingerprint = Fingerprint.UNKNOWN;
+      long checksum = 0;
+      long diverted = 0;
+      int finished = 0;
+      if (version >= 2) {
+        long size = in.readLong();
+        long modified = in.readLong();
+        int versionLength = in.readInt();
+        if (versionLength < 0 || versionLength > bytes.length) {
+          throw new IllegalArgumentException("Corrupt file source position: version length " + versionLength);
+        }
+        byte[] objectVersion = in.readNBytes(versionLength);
+        if (objectVersion.length != versionLength) {
+          throw new EOFException();
+        }
+        fingerprint = new Fingerprint(size, modified, new String(objectVersion, StandardCharsets.UTF_8));
+        checksum = in.readLong();
+        diverted = in.readLong();
+        finished = in.readByte();
+      }
+      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || diverted < 0 || (finished != 0 && finished != 1)
+          || in.available() > 0) {
         throw new IllegalArgumentException("Corrupt file source position: unit " + unit + ", offset " + offset
-            + ", count " + count);
+            + ", count " + count + ", diverted " + diverted);
       }
       return new Position(fileIndex, fileCount, new String(name, StandardCharsets.UTF_8), hash, unit == 0, offset,
-          count);
+          count, fingerprint, checksum, diverted, finished == 1);
     } catch (EOFException e) {
       throw new IllegalArgumentException("Corrupt file source position: truncated at " + bytes.length + " bytes", e);
     } catch (IOException e) {
@@ -97,7 +136,8 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
     if (fileCount == 0) {
       return "no input files";
     }
-    return "file " + (fileIndex + 1) + "/" + fileCount + " " + file + (lineBased ? " line " : " record ") + count;
+    return "file " + (fileIndex + 1) + "/" + fileCount + " " + file
+        + (finished ? " (rejected whole)" : (lineBased ? " line " : " record ") + count);
   }
 
   /** A 64-bit FNV-1a hash of the locations {@code 0..upTo}, each followed by a 0 byte. */

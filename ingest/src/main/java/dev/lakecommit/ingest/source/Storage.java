@@ -83,6 +83,13 @@ abstract class Storage implements Closeable {
 
   abstract InputFile open(String location);
 
+  /**
+   * What a file is now: size, modification time and, on an object store, its version.
+   *
+   * @throws IOException if it cannot be looked up (gone, permission denied, storage error)
+   */
+  abstract Fingerprint fingerprint(String location) throws IOException;
+
   @Override
   public void close() {}
 
@@ -180,6 +187,13 @@ abstract class Storage implements Closeable {
     InputFile open(String location) {
       return org.apache.iceberg.Files.localInput(new File(location));
     }
+
+    @Override
+    Fingerprint fingerprint(String location) throws IOException {
+      java.nio.file.attribute.BasicFileAttributes attributes =
+          Files.readAttributes(Paths.get(location), java.nio.file.attribute.BasicFileAttributes.class);
+      return new Fingerprint(attributes.size(), attributes.lastModifiedTime().toMillis(), "");
+    }
   }
 
   /** A Hadoop file system ({@code s3a://}, {@code hdfs://}, ...), one instance for the source's lifetime. */
@@ -229,6 +243,16 @@ abstract class Storage implements Closeable {
     @Override
     InputFile open(String location) {
       return HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(location), fs, fs.getConf());
+    }
+
+    @Override
+    Fingerprint fingerprint(String location) throws IOException {
+      org.apache.hadoop.fs.FileStatus status = fs.getFileStatus(new org.apache.hadoop.fs.Path(location));
+      String version = "";
+      if (status instanceof org.apache.hadoop.fs.EtagSource etag && etag.getEtag() != null) {
+        version = etag.getEtag();
+      }
+      return new Fingerprint(status.getLen(), status.getModificationTime(), version);
     }
 
     @Override
@@ -294,6 +318,30 @@ abstract class Storage implements Closeable {
     @Override
     InputFile open(String location) {
       return io.newInputFile(location);
+    }
+
+    /** S3: the object's version id (versioned buckets) or ETag; other stores: the size only. */
+    @Override
+    Fingerprint fingerprint(String location) throws IOException {
+      if (io instanceof org.apache.iceberg.aws.s3.S3FileIO s3) {
+        String rest = location.substring(location.indexOf("://") + 3);
+        int slash = rest.indexOf('/');
+        try {
+          software.amazon.awssdk.services.s3.model.HeadObjectResponse head = s3.client(location).headObject(
+              b -> b.bucket(rest.substring(0, slash)).key(rest.substring(slash + 1)));
+          String version = head.versionId() != null && !head.versionId().isEmpty() && !"null".equals(head.versionId())
+              ? head.versionId() : head.eTag();
+          return new Fingerprint(head.contentLength(), head.lastModified() == null ? -1
+              : head.lastModified().toEpochMilli(), version);
+        } catch (RuntimeException e) {
+          throw Inputs.failure(location, e);
+        }
+      }
+      try {
+        return new Fingerprint(io.newInputFile(location).getLength(), -1, "");
+      } catch (RuntimeException e) {
+        throw Inputs.failure(location, e);
+      }
     }
 
     @Override

@@ -27,10 +27,21 @@ final class TextRecords implements Closeable {
   private static final int QUOTE_IN_QUOTED = 3;
   private static final byte[] BOM = {(byte) 0xEF, (byte) 0xBB, (byte) 0xBF};
 
+  /**
+   * Lines a quoted CSV field may span. A quote not closed within them (or within {@link #maxRecordBytes}, or before
+   * the end of the file) is taken to be a stray quote: the record is only the line where it opened, and reading
+   * goes on at the next line, so one bad quote never swallows the rest of a file.
+   */
+  static final int MAX_QUOTED_LINES = 1000;
+  /** The 64-bit FNV-1a hash of no bytes: the checksum at the start of a file. */
+  static final long EMPTY_CHECKSUM = 0xcbf29ce484222325L;
+  private static final long FNV_PRIME = 0x100000001b3L;
+  private static final int BUFFER_BYTES = 64 * 1024;
+
   private final InputStream in;
   private final boolean csvQuotes;
   private final int maxRecordBytes;
-  private final byte[] buffer = new byte[64 * 1024];
+  private byte[] buffer = new byte[BUFFER_BYTES];
   private int bufferPos;
   private int bufferLimit;
   private boolean eof;
@@ -39,8 +50,10 @@ final class TextRecords implements Closeable {
   private int length;
   private boolean overlong;
   private boolean unterminatedQuote;
+  private boolean quoteCut;
   private long recordStart;
   private long nextOffset;
+  private long checksum;
   private int lines;
   private final CharsetDecoder strict = StandardCharsets.UTF_8.newDecoder()
       .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
@@ -48,32 +61,75 @@ final class TextRecords implements Closeable {
   /**
    * @param in positioned at {@code offset}
    * @param offset the byte offset of {@code in}'s first byte in the file; at 0 a UTF-8 byte order mark is skipped
+   * @param checksum the {@linkplain #checksum() checksum} of the bytes before {@code offset}
    */
-  TextRecords(InputStream in, long offset, boolean csvQuotes, int maxRecordBytes) throws IOException {
+  TextRecords(InputStream in, long offset, long checksum, boolean csvQuotes, int maxRecordBytes)
+      throws IOException {
     this.in = in;
     this.csvQuotes = csvQuotes;
     this.maxRecordBytes = maxRecordBytes;
     this.nextOffset = offset;
+    this.checksum = checksum;
     if (offset == 0) {
       fill();
       if (bufferLimit >= 3 && Arrays.equals(buffer, 0, 3, BOM, 0, 3)) {
         bufferPos = 3;
         nextOffset = 3;
+        for (byte b : BOM) {
+          this.checksum = hash(this.checksum, b);
+        }
       }
     }
+  }
+
+  TextRecords(InputStream in, long offset, boolean csvQuotes, int maxRecordBytes) throws IOException {
+    this(in, offset, EMPTY_CHECKSUM, csvQuotes, maxRecordBytes);
+  }
+
+  private static long hash(long hash, byte b) {
+    return (hash ^ (b & 0xff)) * FNV_PRIME;
+  }
+
+  /**
+   * The checksum (64-bit FNV-1a) of the file's first {@code length} bytes, read anew: what a reader that consumed
+   * them would report as its {@link #checksum()}.
+   *
+   * @throws java.io.EOFException if the file is shorter
+   */
+  static long prefixChecksum(InputFile input, long length) throws IOException {
+    long hash = EMPTY_CHECKSUM;
+    if (length == 0) {
+      return hash;
+    }
+    byte[] bytes = new byte[BUFFER_BYTES];
+    long left = length;
+    try (InputStream stream = input.newStream()) {
+      while (left > 0) {
+        int read = stream.read(bytes, 0, (int) Math.min(bytes.length, left));
+        if (read < 0) {
+          throw new java.io.EOFException("The file ends after " + (length - left) + " of " + length + " bytes");
+        }
+        for (int i = 0; i < read; i++) {
+          hash = hash(hash, bytes[i]);
+        }
+        left -= read;
+      }
+    }
+    return hash;
   }
 
   /**
    * A stream of the file positioned at {@code offset}; an empty stream at or past the end (object stores refuse a
    * read that starts at the end).
    *
-   * @throws BadRecordException if the file is shorter than {@code offset}: it changed since the position was taken
+   * @throws ChangedInputException if the file is shorter than {@code offset}: it changed since the position was
+   *     taken
    */
   static SeekableInputStream openAt(String file, InputFile input, long offset) throws IOException {
     long length = input.getLength();
     if (offset > length) {
-      throw BadRecordException.file(file, 0, true, "the file has " + length + " bytes, fewer than the position to "
-          + "resume from (byte " + offset + "): it changed since", null);
+      throw new ChangedInputException(file, "Input file " + file + " changed: it has " + length + " bytes, fewer "
+          + "than the position to resume from (byte " + offset + "); it was truncated or replaced");
     }
     if (offset == length) {
       if (!input.exists()) { // a local file that is gone has length 0
@@ -123,13 +179,21 @@ final class TextRecords implements Closeable {
     lines = 0;
     overlong = false;
     unterminatedQuote = false;
+    quoteCut = false;
     recordStart = nextOffset;
     int state = FIELD_START;
     boolean any = false;
+    int firstLineEnd = -1; // where the first line feed inside quotes is in the record
+    long firstLineOffset = 0;
+    long firstLineChecksum = 0;
     while (true) {
       if (bufferPos >= bufferLimit && !fill()) {
         if (!any) {
           return false;
+        }
+        if (state == QUOTED && firstLineEnd >= 0) {
+          cut(firstLineEnd, firstLineOffset, firstLineChecksum, -1);
+          return true;
         }
         lines++;
         unterminatedQuote = state == QUOTED;
@@ -138,6 +202,7 @@ final class TextRecords implements Closeable {
       }
       byte b = buffer[bufferPos++];
       nextOffset++;
+      checksum = hash(checksum, b);
       any = true;
       if (b == '\n') {
         lines++;
@@ -145,12 +210,57 @@ final class TextRecords implements Closeable {
           stripCarriageReturn();
           return true;
         }
+        if (firstLineEnd < 0) {
+          if (overlong || length >= maxRecordBytes) { // the line alone fills a record: it is the record
+            unterminatedQuote = !overlong;
+            quoteCut = !overlong;
+            stripCarriageReturn();
+            return true;
+          }
+          firstLineEnd = length;
+          firstLineOffset = nextOffset;
+          firstLineChecksum = checksum;
+        } else if (lines > MAX_QUOTED_LINES) {
+          cut(firstLineEnd, firstLineOffset, firstLineChecksum, b);
+          return true;
+        }
       }
       if (csvQuotes) {
         state = step(state, b);
       }
+      if (firstLineEnd >= 0 && length >= maxRecordBytes) {
+        cut(firstLineEnd, firstLineOffset, firstLineChecksum, b);
+        return true;
+      }
       append(b);
     }
+  }
+
+  /**
+   * Ends the record at its first line, a quote on which is not closed in time, and puts the bytes read after that
+   * line back, to be read again as the next records.
+   *
+   * @param pending a byte read but not appended to the record, or -1
+   */
+  private void cut(int firstLineEnd, long firstLineOffset, long firstLineChecksum, int pending) {
+    int head = length - (firstLineEnd + 1) + (pending >= 0 ? 1 : 0);
+    int tail = bufferLimit - bufferPos;
+    byte[] rest = new byte[Math.max(BUFFER_BYTES, head + tail)];
+    System.arraycopy(record, firstLineEnd + 1, rest, 0, length - (firstLineEnd + 1));
+    if (pending >= 0) {
+      rest[head - 1] = (byte) pending;
+    }
+    System.arraycopy(buffer, bufferPos, rest, head, tail);
+    buffer = rest;
+    bufferPos = 0;
+    bufferLimit = head + tail;
+    length = firstLineEnd;
+    lines = 1;
+    nextOffset = firstLineOffset;
+    checksum = firstLineChecksum;
+    unterminatedQuote = true;
+    quoteCut = true;
+    stripCarriageReturn();
   }
 
   private static int step(int state, byte b) {
@@ -186,6 +296,9 @@ final class TextRecords implements Closeable {
   private boolean fill() throws IOException {
     if (eof) {
       return false;
+    }
+    if (buffer.length > BUFFER_BYTES) {
+      buffer = new byte[BUFFER_BYTES]; // after a cut put bytes back
     }
     int read = in.read(buffer, 0, buffer.length);
     while (read == 0) {
@@ -247,9 +360,22 @@ final class TextRecords implements Closeable {
     return overlong;
   }
 
-  /** Whether the stream ended inside a quoted CSV field. */
+  /** Whether a quoted CSV field of the record is not closed (by the end of the stream, or in time). */
   boolean unterminatedQuote() {
     return unterminatedQuote;
+  }
+
+  /**
+   * Whether the record was cut at its first line because a quote on it was not closed within
+   * {@value #MAX_QUOTED_LINES} lines, the record size limit, or before the end of the file.
+   */
+  boolean quoteCut() {
+    return quoteCut;
+  }
+
+  /** The checksum of the bytes from the start of the file to {@link #nextOffset()}: what was consumed. */
+  long checksum() {
+    return checksum;
   }
 
   long recordStart() {

@@ -1,6 +1,7 @@
 package dev.lakecommit.ingest.verify;
 
 import dev.lakecommit.core.runtime.CheckpointedSource.SourceReader;
+import dev.lakecommit.ingest.source.BadRecordSink;
 import dev.lakecommit.ingest.source.FileSource;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -41,9 +42,10 @@ public final class Audit {
   }
 
   /**
-   * Audits a table against its source. Reads the whole source from its beginning (bad records fail it, or go to
-   * the source's bad-record sink) and the table's current snapshot; writes nothing but spill files, which it
-   * deletes.
+   * Audits a table against its source. Reads the whole source from its beginning and the table's current
+   * snapshot; writes nothing but spill files, which it deletes. Source records that do not parse or do not fit
+   * the schema are counted as {@linkplain AuditReport#unparseableSourceRows() unparseable} and left out (the
+   * source's bad-record sink is replaced by the counter); a file that cannot be read fails the audit.
    *
    * @param keyColumn the unique key, a column (dotted for a nested field) of both the source and the table
    * @param eventTimeColumnOrNull an event-time column of the table, to measure the out-of-order rate; or null
@@ -79,6 +81,21 @@ public final class Audit {
 
     long sourceRows = 0;
     long tableRows = 0;
+    long[] unparseable = {0};
+    source.badRecords(new BadRecordSink() {
+      @Override
+      public void reject(String file, long lineOrRecord, String reason, String rawText) {
+        unparseable[0]++;
+      }
+
+      @Override
+      public long count() {
+        return unparseable[0];
+      }
+
+      @Override
+      public void close() {}
+    });
     KeyComparison.Counts counts;
     try (KeyComparison keys = new KeyComparison(spillDir, maxKeysInMemory)) {
       try (SourceReader<Record> reader = source.open(null)) {
@@ -97,7 +114,7 @@ public final class Audit {
     }
     long outOfOrder = eventTimeColumnOrNull == null ? 0 : table.outOfOrderRows(eventTimeColumnOrNull);
     return new AuditReport(sourceRows, tableRows, counts.duplicateKeys(), counts.lostKeys(),
-        counts.unexpectedKeys(), outOfOrder, eventTimeColumnOrNull);
+        counts.unexpectedKeys(), outOfOrder, eventTimeColumnOrNull, unparseable[0]);
   }
 
   static Accessor<StructLike> accessor(Schema schema, String column, String where) {

@@ -21,9 +21,17 @@ import java.util.Locale;
  *     snapshot; 0 when no event-time column was given
  * @param eventTimeColumn the event-time column, or null when none was given (then the out-of-order rate was not
  *     measured)
+ * @param unparseableSourceRows source records that do not parse or do not fit the schema (what {@code ingest
+ *     --bad-records} diverts): counted here, not in {@code sourceRows}, and left out of the comparison
  */
 public record AuditReport(long sourceRows, long tableRows, long duplicateKeys, long lostKeys, long unexpectedKeys,
-    long outOfOrderRows, String eventTimeColumn) {
+    long outOfOrderRows, String eventTimeColumn, long unparseableSourceRows) {
+
+  /** A report of a source without unparseable rows. */
+  public AuditReport(long sourceRows, long tableRows, long duplicateKeys, long lostKeys, long unexpectedKeys,
+      long outOfOrderRows, String eventTimeColumn) {
+    this(sourceRows, tableRows, duplicateKeys, lostKeys, unexpectedKeys, outOfOrderRows, eventTimeColumn, 0);
+  }
 
   /** The out-of-order rate DESIGN.md accepts: 0.1 %. */
   public static final double MAX_OUT_OF_ORDER_RATE = 0.001;
@@ -78,6 +86,8 @@ public record AuditReport(long sourceRows, long tableRows, long duplicateKeys, l
     }
     rows.add(new String[] {"unexpected keys", plural(unexpectedKeys, "key") + " not in the source", "", "reported",
         "-"});
+    rows.add(new String[] {"unparseable source rows", plural(unparseableSourceRows, "row")
+        + " left out of the audit", "", "reported", "-"});
     int[] widths = new int[5];
     for (String[] row : rows) {
       for (int i = 0; i < row.length; i++) {
@@ -126,6 +136,7 @@ public record AuditReport(long sourceRows, long tableRows, long duplicateKeys, l
       json.writeNumberField("duplicateKeys", duplicateKeys);
       json.writeNumberField("lostKeys", lostKeys);
       json.writeNumberField("unexpectedKeys", unexpectedKeys);
+      json.writeNumberField("unparseableSourceRows", unparseableSourceRows);
       json.writeNumberField("duplicateRate", duplicateRate());
       json.writeNumberField("lossRate", lossRate());
       json.writeStringField("eventTimeColumn", eventTimeColumn);

@@ -69,15 +69,15 @@ class ObjectStoreTest {
   }
 
   @Test
-  void anObjectDeletedAfterListingIsBadInput() throws IOException {
+  void anObjectDeletedAfterListingFailsTheReaderNotBadInput() throws IOException {
     try (FileSource source = FileSource.of("s3://input/gone", null, null, s3.s3FileIOProperties(), null)) {
       try (S3Client client = s3.client()) {
         client.deleteObject(b -> b.bucket("input").key("gone/a.jsonl"));
       }
       try (SourceReader<Record> reader = source.open(null)) {
-        assertThatThrownBy(reader::next).isInstanceOf(BadRecordException.class)
-            .hasMessage("Bad input in s3://input/gone/a.jsonl: file not found: it disappeared after the input was "
-                + "listed");
+        assertThatThrownBy(reader::next).isInstanceOf(InputReadException.class)
+            .hasMessageStartingWith("Cannot read input file s3://input/gone/a.jsonl: it no longer exists (it "
+                + "disappeared after the input was listed)");
       }
     }
   }
