@@ -13,11 +13,15 @@ public final class Main {
 
   /** Runs the tool and returns its exit code (see {@link LakecommitCommand}). */
   public static int run(String... args) {
-    configureLogging();
+    configureLogging(java.util.Arrays.asList(args).contains("--verbose"));
     return LakecommitCommand.commandLine().execute(args);
   }
 
-  private static void configureLogging() {
+  /**
+   * Lakecommit's own messages at info, everything else at warn; the clients' retry chatter during an outage (each
+   * with a stack trace) only with {@code --verbose}: the tool reports every failed attempt itself, in one line.
+   */
+  private static void configureLogging(boolean verbose) {
     setIfAbsent("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     setIfAbsent("org.slf4j.simpleLogger.log.dev.lakecommit", "info");
     setIfAbsent("org.slf4j.simpleLogger.showDateTime", "true");
@@ -26,6 +30,13 @@ public final class Main {
     setIfAbsent("org.slf4j.simpleLogger.showShortLogName", "true");
     // Hadoop's pure-Java code paths are what the tool uses; the missing native library is no news.
     setIfAbsent("org.slf4j.simpleLogger.log.org.apache.hadoop.util.NativeCodeLoader", "error");
+    if (!verbose) {
+      for (String noisy : java.util.List.of("hive.metastore", "org.apache.hadoop.hive.metastore",
+          "org.apache.iceberg.hive.MetastoreLock", "org.apache.iceberg.util.Tasks", "org.apache.thrift",
+          "org.apache.iceberg.jdbc", "org.apache.hadoop.fs.s3a", "software.amazon.awssdk")) {
+        setIfAbsent("org.slf4j.simpleLogger.log." + noisy, "error");
+      }
+    }
   }
 
   private static void setIfAbsent(String key, String value) {

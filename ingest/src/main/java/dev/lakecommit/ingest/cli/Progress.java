@@ -59,6 +59,14 @@ final class Progress implements JobListener, AutoCloseable {
         + " in " + durationNanos / 1_000_000 + " ms";
   }
 
+  /** One line per failed commit attempt (the clients' own retry logs are off unless {@code --verbose}). */
+  @Override
+  public void onCommitAttemptFailed(long checkpointId, int attempt, Throwable cause) {
+    out.printf("%scommit of checkpoint %d: attempt %d failed, retrying: %s%n", terminal ? "\r" : "", checkpointId,
+        attempt, LakecommitCommand.summary(cause));
+    out.flush();
+  }
+
   @Override
   public void onCheckpointComplete(long checkpointId, long recordCount) {
     checkpoint = checkpointId;
