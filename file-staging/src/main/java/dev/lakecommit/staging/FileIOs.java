@@ -10,7 +10,8 @@ import org.apache.iceberg.io.FileIO;
 
 /**
  * The {@code FileIO} for a location: {@code s3://} through Iceberg's {@link S3FileIO} (AWS SDK v2, configured by
- * Iceberg's {@code s3.*}, {@code client.*}, {@code http-client.*} properties); every other scheme — local paths,
+ * Iceberg's {@code s3.*}, {@code client.*}, {@code http-client.*} properties, with {@link S3Clients}' retries unless
+ * another {@code s3.client-factory-impl} is named); every other scheme — local paths,
  * {@code file:}, {@code hdfs:}, {@code s3a:} — through {@link HadoopFileIO} with the given Hadoop configuration
  * ({@code fs.s3a.*} for S3A).
  */
@@ -27,12 +28,12 @@ public final class FileIOs {
     Objects.requireNonNull(location, "location");
     Objects.requireNonNull(properties, "properties");
     Objects.requireNonNull(hadoopConf, "hadoopConf");
-    FileIO io;
     if (scheme(location).equals("s3")) {
-      io = new S3FileIO();
-    } else {
-      io = new HadoopFileIO(hadoopConf);
+      FileIO io = new S3FileIO();
+      io.initialize(S3Clients.withDefaults(properties));
+      return io;
     }
+    FileIO io = new HadoopFileIO(hadoopConf);
     io.initialize(properties);
     return io;
   }

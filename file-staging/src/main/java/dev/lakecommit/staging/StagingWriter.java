@@ -211,6 +211,10 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
         config.layout().fileLocation(context, namingCheckpoint, partitionPath, sequence++, FileFormat.PARQUET);
     OutputFile out = config.io().newOutputFile(location);
     unreported.add(location);
+    if (config.appenders() != null) {
+      return new DataWriter<>(config.appenders().open(out), FileFormat.PARQUET, location, config.spec(), partition,
+          null);
+    }
     return Parquet.writeData(out)
         .schema(config.schema())
         .withSpec(config.spec())

@@ -36,6 +36,7 @@ public final class StagingWriterConfig {
   private final int maxOpenFiles;
   private final int manifestFormatVersion;
   private final int manifestMinFiles;
+  private final StagedFileAppenders appenders;
 
   private StagingWriterConfig(Builder builder) {
     this.schema = Objects.requireNonNull(builder.schema, "Missing schema: call schema(..) or forTable(..)");
@@ -61,6 +62,7 @@ public final class StagingWriterConfig {
     this.maxOpenFiles = builder.maxOpenFiles;
     this.manifestFormatVersion = builder.manifestFormatVersion;
     this.manifestMinFiles = builder.manifestMinFiles;
+    this.appenders = builder.appenders;
   }
 
   public static Builder builder() {
@@ -114,6 +116,11 @@ public final class StagingWriterConfig {
     return manifestMinFiles;
   }
 
+  /** How data files are written: null for Iceberg's Parquet writer of the whole {@link #schema}. */
+  public StagedFileAppenders appenders() {
+    return appenders;
+  }
+
   /** Whether a writer reporting {@code files} staged files at a checkpoint writes an Iceberg manifest of them. */
   public boolean writesIcebergManifest(int files) {
     return manifestFormatVersion > 0 && files > 0 && files >= manifestMinFiles;
@@ -131,6 +138,7 @@ public final class StagingWriterConfig {
     private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
+    private StagedFileAppenders appenders;
 
     private Builder() {}
 
@@ -256,6 +264,16 @@ public final class StagingWriterConfig {
       checkPositive(minFiles, "minimum files per writer manifest");
       this.manifestFormatVersion = formatVersion;
       this.manifestMinFiles = minFiles;
+      return this;
+    }
+
+    /**
+     * Writes data files with these appenders instead of Iceberg's Parquet writer (which writes every column of the
+     * schema, with Iceberg's type mapping): for example files in another engine's conventions. Records are still
+     * partitioned by the whole schema.
+     */
+    public Builder appenders(StagedFileAppenders fileAppenders) {
+      this.appenders = Objects.requireNonNull(fileAppenders, "appenders");
       return this;
     }
 

@@ -169,14 +169,15 @@ public final class HiveSink<IN>
         .io(fileIO())
         .layout(layout)
         .maxRowsPerFile(config.maxRowsPerFile)
-        .maxOpenFiles(config.maxOpenFiles);
-    if (config.codec != null) {
-      builder.codec(config.codec);
-    }
+        .maxOpenFiles(config.maxOpenFiles)
+        .codec(table.fileFormat().codec());
     if (config.targetFileSizeBytes > 0) {
       builder.targetFileSizeBytes(config.targetFileSizeBytes);
     }
-    return builder.build();
+    // Files as Hive writes them: no partition columns, INT96 timestamps (see HiveFileFormat).
+    StagingWriterConfig iceberg = builder.build();
+    return builder.appenders(HiveParquetAppender.factory(table, iceberg.writeProperties(), config.hadoopConf()))
+        .build();
   }
 
   private FileIO fileIO() {

@@ -252,6 +252,11 @@ public final class HiveSinkConfig {
       return this;
     }
 
+    /**
+     * The Parquet codec of data files ({@code snappy}, {@code gzip}, {@code zstd}, {@code lz4},
+     * {@code uncompressed}). Default: the table's {@code parquet.compression} parameter, else {@code snappy}, which
+     * every Hive version reads (Hive 2.x cannot read {@code zstd}).
+     */
     public Builder codec(String parquetCodec) {
       this.codec = Objects.requireNonNull(parquetCodec, "codec");
       return this;

@@ -17,10 +17,11 @@ import org.apache.iceberg.Schema;
  * @param partitionColumns the partition keys, lower case, in order
  * @param stagedSchema the schema of staged files: the table's columns and its partition columns
  * @param spec identity partitions on {@code partitionColumns}, bound to {@code stagedSchema}
+ * @param fileFormat how data files are written (codec, timestamps), from the table's parameters
  */
 record HiveTable(
     String database, String name, Path baseLocation, List<String> partitionColumns, Schema stagedSchema,
-    PartitionSpec spec) {
+    PartitionSpec spec, HiveFileFormat fileFormat) {
 
   HiveTable {
     Objects.requireNonNull(database, "database");
@@ -29,6 +30,7 @@ record HiveTable(
     partitionColumns = List.copyOf(partitionColumns);
     Objects.requireNonNull(stagedSchema, "stagedSchema");
     Objects.requireNonNull(spec, "spec");
+    Objects.requireNonNull(fileFormat, "fileFormat");
   }
 
   boolean isPartitioned() {

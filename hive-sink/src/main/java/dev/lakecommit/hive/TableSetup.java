@@ -151,8 +151,11 @@ final class TableSetup {
     for (String column : partitionColumns) {
       spec.identity(fieldNamed(staged, column).name());
     }
+    HiveFileFormat format = HiveFileFormat.of(name, table.getParameters() == null ? Map.of() : table.getParameters(),
+        config.codec);
     return new HiveTable(table.getDbName(), table.getTableName(),
-        HivePaths.baseLocation(new Path(table.getSd().getLocation())), partitionColumns, staged, spec.build());
+        HivePaths.baseLocation(new Path(table.getSd().getLocation())), partitionColumns, staged, spec.build(),
+        format);
   }
 
   private static void checkStorage(Table table, String name) {

@@ -15,6 +15,12 @@
  *     .lakecommit-overwrite/&lt;job-id&gt;-&lt;ckpt&gt;/         insert-overwrite: the partition's new location
  * </pre>
  *
+ * <p>The data files are Parquet as Hive writes it ({@code HiveFileFormat}): no partition columns inside (they are in
+ * the path), timestamps as INT96 in UTC from the zone of the table parameter {@code lakecommit.parquet.int96.zone}
+ * (default UTC, recorded in the footer as {@code writer.time.zone}), or INT64 micros with
+ * {@code lakecommit.parquet.timestamp=int64-micros}; snappy unless a codec is configured or the table's
+ * {@code parquet.compression} names one.
+ *
  * <p>What the metastore holds: partitions with {@code numFiles}, {@code numRows}, {@code totalSize} and the
  * checkpoint of each job that last wrote them ({@code lakecommit.committed.<job-id>}); on the table, the per-job
  * watermark {@code lakecommit.committed.<job-id>} (written last, in every commit) and {@code lakecommit.version},

@@ -13,6 +13,7 @@ import org.apache.iceberg.OverwriteFiles;
 import org.apache.iceberg.ReplacePartitions;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
@@ -233,6 +234,7 @@ final class TableCommitter {
         AppendFiles append = txn.newFastAppend();
         changes.dataFiles().forEach(append::appendFile);
         changes.manifests().forEach(append::appendManifest);
+        addedSizeOfManifests(append, changes);
         update = append;
       }
       case OVERWRITE_PARTITIONS -> {
@@ -265,6 +267,19 @@ final class TableCommitter {
       update.toBranch(branch);
     }
     update.commit();
+  }
+
+  /**
+   * Iceberg counts the files and records of an appended manifest in the snapshot summary, but not their bytes
+   * (a manifest records no file sizes in its header), so {@code added-files-size} would be missing and
+   * {@code total-files-size}, which engines read as the table's size, would not grow. The staged files' sizes are
+   * known: the summary gets them, and Iceberg adds them to the total as for added files. Only when every file comes
+   * in a manifest: Iceberg writes the size of files added one by one itself.
+   */
+  private static void addedSizeOfManifests(AppendFiles append, CheckpointChanges changes) {
+    if (!changes.manifests().isEmpty() && changes.dataFiles().isEmpty() && changes.deleteFiles().isEmpty()) {
+      append.set(SnapshotSummary.ADDED_FILE_SIZE_PROP, Long.toString(changes.bytes()));
+    }
   }
 
   private static Iterable<DataFile> allFiles(Transaction txn, CheckpointChanges changes) {

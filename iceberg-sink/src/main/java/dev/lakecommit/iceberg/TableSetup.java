@@ -1,5 +1,6 @@
 package dev.lakecommit.iceberg;
 
+import dev.lakecommit.staging.S3Clients;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,9 +24,13 @@ final class TableSetup {
 
   private TableSetup() {}
 
+  /**
+   * The catalog of the configured properties; its S3FileIO, if it uses one, retries with {@link S3Clients} (unless
+   * the properties name another {@code s3.client-factory-impl}), so a store outage is ridden through.
+   */
   static Catalog loadCatalog(IcebergSinkConfig config) {
     try {
-      return CatalogUtil.buildIcebergCatalog(config.catalogName, config.catalogProperties,
+      return CatalogUtil.buildIcebergCatalog(config.catalogName, S3Clients.withDefaults(config.catalogProperties),
           HadoopConfs.from(config.catalogProperties));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException(String.format("Cannot load catalog '%s' (type=%s): %s",

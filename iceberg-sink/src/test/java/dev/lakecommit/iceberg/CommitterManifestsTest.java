@@ -25,6 +25,8 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Writers configured to write no manifests: the committer writes one manifest per checkpoint and appends it,
@@ -128,6 +130,50 @@ class CommitterManifestsTest {
           .allSatisfy(m -> assertThat(m.path()).contains("/metadata/").doesNotContain("-committer-"));
     }
     assertThat(TestTables.keyCounts(v1Table)).hasSize(120);
+  }
+
+  /**
+   * Snapshots that append manifests carry the sizes of the files in them: {@code added-files-size} and a
+   * {@code total-files-size} that grows with every commit (Iceberg alone leaves both out for appended manifests),
+   * and the file and record counts, with writer manifests and with the committer's.
+   */
+  @ParameterizedTest(name = "writer manifests: {0}")
+  @ValueSource(booleans = {true, false})
+  void summariesOfAppendedManifestsCarryTheTrueSizesAndCounts(boolean writerManifests) throws Exception {
+    {
+      IcebergSink<Record> sink = sink("2", writerManifests);
+      run(sink);
+      Table table = fixture.newCatalog().loadTable(IDENT);
+      long totalSize = 0;
+      long totalRecords = 0;
+      long totalFiles = 0;
+      List<Snapshot> snapshots = jobSnapshots(table);
+      assertThat(snapshots).hasSize(2);
+      for (Snapshot snapshot : snapshots) {
+        long size = 0;
+        long records = 0;
+        long files = 0;
+        for (var file : snapshot.addedDataFiles(table.io())) {
+          size += file.fileSizeInBytes();
+          records += file.recordCount();
+          files++;
+        }
+        totalSize += size;
+        totalRecords += records;
+        totalFiles += files;
+        assertThat(size).isPositive();
+        assertThat(snapshot.summary())
+            .as("summary of checkpoint %s (writer manifests: %s)", snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY),
+                writerManifests)
+            .containsEntry("added-files-size", Long.toString(size))
+            .containsEntry("total-files-size", Long.toString(totalSize))
+            .containsEntry("added-records", Long.toString(records))
+            .containsEntry("total-records", Long.toString(totalRecords))
+            .containsEntry("added-data-files", Long.toString(files))
+            .containsEntry("total-data-files", Long.toString(totalFiles));
+      }
+      assertThat(totalRecords).isEqualTo(120);
+    }
   }
 
   private static List<String> committerManifests(IcebergSink<Record> sink, long checkpoint) {

@@ -35,7 +35,8 @@ class HiveBatchWriteIT {
       Types.NestedField.optional(2, "name", Types.StringType.get()),
       Types.NestedField.optional(3, "amount", Types.DecimalType.of(12, 2)),
       Types.NestedField.optional(4, "day", Types.DateType.get()),
-      Types.NestedField.optional(5, "bucket", Types.IntegerType.get()));
+      Types.NestedField.optional(5, "bucket", Types.IntegerType.get()),
+      Types.NestedField.optional(6, "ts", Types.TimestampType.withZone()));
 
   @TempDir
   static Path dir;
@@ -72,7 +73,7 @@ class HiveBatchWriteIT {
   }
 
   static Dataset<Row> hiveRows(long first, long count, int partitions) {
-    return rows(spark, first, count, partitions).drop("ts");
+    return rows(spark, first, count, partitions);
   }
 
   @Test
@@ -93,9 +94,18 @@ class HiveBatchWriteIT {
         .containsEntry(CommitId.watermarkKey(JobId.of("hive-load-1")), "1")
         .containsEntry(CommitId.watermarkKey(JobId.of("hive-load-2")), "1");
     assertThat(sparkIds("events")).containsExactlyInAnyOrderElementsOf(range(0, 4_000));
-    Row row = spark.read().parquet(location("events")).where("id = 1234").first();
+    Dataset<Row> read = spark.read().parquet(location("events"));
+    Row row = read.where("id = 1234").first();
     assertThat(row.<String>getAs("name")).isEqualTo("name-1234");
     assertThat(row.<Integer>getAs("bucket")).isEqualTo(1234 % 7);
+    // Timestamps are Hive's INT96, which Spark reads as the same instant.
+    assertThat(row.<java.sql.Timestamp>getAs("ts").toInstant())
+        .isEqualTo(java.time.Instant.ofEpochSecond(1_700_000_000L + 1234));
+    // The partition column comes from the path only: the files do not hold it (no COLUMN_ALREADY_EXISTS).
+    assertThat(read.schema().fieldNames()).containsOnlyOnce("bucket");
+    String partition = client.listPartitions("lc", "events", (short) 1).get(0).getSd().getLocation();
+    assertThat(spark.read().option("basePath", partition).parquet(partition).schema().fieldNames())
+        .doesNotContain("bucket").contains("id", "ts");
   }
 
   @Test

@@ -281,7 +281,30 @@ public final class HiveTableRows implements TableRows {
           .createReaderFunc(type -> GenericParquetReaders.buildReader(projection, type))
           .withNameMapping(MappingUtil.create(fileSchema))
           .build();
-      return CloseableIterable.transform(rows, row -> topLevel ? row.getField(name) : accessor.get(row));
+      java.time.ZoneId int96Zone = int96Zone(footer, name);
+      return CloseableIterable.transform(rows, row -> {
+        Object value = topLevel ? row.getField(name) : accessor.get(row);
+        return int96Zone != null && value instanceof java.time.OffsetDateTime time
+            ? time.atZoneSameInstant(int96Zone).toLocalDateTime() : value;
+      });
+    }
+
+    /**
+     * Hive's INT96 timestamps (as hive-sink writes them) hold a wall-clock time converted to UTC from the zone in
+     * the footer's {@code writer.time.zone} (UTC when absent); Iceberg reads them as instants. The zone to read a
+     * top-level INT96 column's values in, or null for any other column.
+     */
+    private static java.time.ZoneId int96Zone(ParquetMetadata footer, String column) {
+      org.apache.parquet.schema.MessageType schema = footer.getFileMetaData().getSchema();
+      for (org.apache.parquet.schema.Type field : schema.getFields()) {
+        if (field.getName().equalsIgnoreCase(column) && field.isPrimitive()
+            && field.asPrimitiveType().getPrimitiveTypeName()
+                == org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName.INT96) {
+          String zone = footer.getFileMetaData().getKeyValueMetaData().get("writer.time.zone");
+          return java.time.ZoneId.of(zone == null ? "UTC" : zone);
+        }
+      }
+      return null;
     }
 
     private static List<FileStatus> visibleFiles(HiveTableView.DataDirectory dir, Configuration conf)
