@@ -91,7 +91,8 @@ public final class IngestCommand implements Callable<Integer> {
       converter = DurationConverter.class)
   Duration checkpointInterval;
 
-  @Option(names = "--codec", paramLabel = "CODEC", description = "Parquet codec: zstd (default), snappy, ...")
+  @Option(names = "--codec", paramLabel = "CODEC", description = "Parquet codec: zstd, snappy, gzip, lz4 or "
+      + "uncompressed (default: zstd for Iceberg, snappy for Hive, which Hive 2.x readers read).")
   String codec;
 
   @Option(names = "--bad-records", paramLabel = "DIR",

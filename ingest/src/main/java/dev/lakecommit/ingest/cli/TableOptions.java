@@ -87,13 +87,11 @@ public final class TableOptions {
   /** The catalog properties in force: the given ones, or the embedded default's. */
   public Map<String, String> catalogProperties() {
     if (!catalogProperties.isEmpty() || target == TableKind.HIVE) {
-      if (catalogProperties.containsKey(S3Staging.PROPERTY)) {
-        return catalogProperties;
-      }
-      // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next
+      // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next;
+      // its S3 client rides through a store outage (S3Clients) unless the properties name another client factory
       Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
-      properties.put(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
-      return properties;
+      properties.putIfAbsent(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
+      return new LinkedHashMap<>(dev.lakecommit.staging.S3Clients.withDefaults(properties));
     }
     Path dir = warehouse.toAbsolutePath().normalize();
     Map<String, String> embedded = new LinkedHashMap<>();
