@@ -17,7 +17,6 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.SeekableInputStream;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -59,7 +58,7 @@ final class CsvFileRecords implements FileRecords {
         readHeader(start, 0);
       }
     }
-    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    java.io.InputStream stream = TextRecords.openAt(file, input, offset);
     try {
       this.lines = new TextRecords(stream, offset, true, maxRecordBytes);
       if (offset == 0) {

@@ -6,7 +6,6 @@ import java.util.Map;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.SeekableInputStream;
 
 /** JSON lines: one object per line; blank lines are skipped. Offsets are bytes, counts are lines. */
 final class JsonFileRecords implements FileRecords {
@@ -27,7 +26,7 @@ final class JsonFileRecords implements FileRecords {
     this.schema = schema;
     this.offset = offset;
     this.count = count;
-    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    java.io.InputStream stream = TextRecords.openAt(file, input, offset);
     try {
       this.lines = new TextRecords(stream, offset, false, maxLineBytes);
     } catch (IOException | RuntimeException e) {
