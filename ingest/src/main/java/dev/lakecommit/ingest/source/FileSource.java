@@ -190,14 +190,20 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   }
 
   private static Schema avroSchema(String file, InputFile in) throws IOException {
+    org.apache.avro.Schema avro;
     try (DataFileStream<Object> stream = new DataFileStream<>(in.newStream(), new GenericDatumReader<>())) {
-      return AvroFileRecords.fileSchema(stream.getSchema());
+      avro = stream.getSchema();
     } catch (IOException | RuntimeException e) {
       if (Storage.isNotFound(e)) {
         throw e;
       }
       throw new IOException("Cannot read the schema of " + file + ": not a readable Avro file: " + e.getMessage(),
           e);
+    }
+    try {
+      return AvroFileRecords.fileSchema(avro);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("Cannot read " + file + ": " + e.getMessage(), e);
     }
   }
 
