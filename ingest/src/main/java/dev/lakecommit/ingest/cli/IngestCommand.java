@@ -58,7 +58,8 @@ public final class IngestCommand implements Callable<Integer> {
 
   @Mixin RuntimeOptions runtime;
 
-  @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
+  // Commas inside a transform's parentheses (bucket(16, id)) do not split.
+  @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",(?![^()]*\\))", splitSynopsisLabel = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
           + "for --target hive partition columns only (col1,col2).")
   List<String> partitionBy = new ArrayList<>();
