@@ -12,6 +12,7 @@ import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
+import dev.lakecommit.ingest.source.SchemaDrift;
 import dev.lakecommit.ingest.source.SchemaParser;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -79,7 +80,8 @@ public final class IngestCommand implements Callable<Integer> {
       description = "Fail if the table does not exist instead of creating it.")
   boolean noCreateTable;
 
-  @Option(names = "--add-new-columns", description = "Add optional input columns the table lacks.")
+  @Option(names = "--add-new-columns", description = "Add optional input columns the table lacks, and widen "
+      + "columns the input holds wider (int to long, float to double); without it such input stops the job.")
   boolean addNewColumns;
 
   @Option(names = "--parallelism", paramLabel = "N", defaultValue = "2",
@@ -123,7 +125,9 @@ public final class IngestCommand implements Callable<Integer> {
     if (badRecords != null) {
       source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)));
     }
+    SchemaDrift drift = source.scan();
     if (table.target() == Target.HIVE) {
+      source.evolve(drift.plan(null, false, table.table()));
       HiveIngest hive = new HiveIngest(table, source.schema(), partitionBy, !noCreateTable);
       hive.location(tableLocation).external(external).successFiles(successFiles).codec(codec);
       JobResult result;
@@ -135,6 +139,7 @@ public final class IngestCommand implements Callable<Integer> {
       return 0;
     }
     IcebergSinkConfig.Builder config = table.sinkConfig().addNewColumns(addNewColumns);
+    source.evolve(drift.plan(existingSchema(), addNewColumns && !noCreateTable, table.table()));
     if (!noCreateTable) {
       config.createTable(source.schema(), partitionBy);
     }
@@ -149,6 +154,21 @@ public final class IngestCommand implements Callable<Integer> {
     return 0;
   }
 
+
+  /** The schema of the Iceberg table if it exists, else null. */
+  private org.apache.iceberg.Schema existingSchema() throws IOException {
+    org.apache.iceberg.catalog.Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(
+        table.catalogName, table.catalogProperties(), table.hadoopConf());
+    try {
+      return catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table.table())).schema();
+    } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+      return null;
+    } finally {
+      if (catalog instanceof java.io.Closeable closeable) {
+        closeable.close();
+      }
+    }
+  }
 
   /** Options of the other target are refused before anything is read. */
   private void checkTargetOptions() {

@@ -41,6 +41,7 @@ final class CsvFileRecords implements FileRecords {
   private long offset;
   private long count;
   private long recordLine;
+  private boolean strictColumns;
 
   /**
    * @param schema the records' schema, or null to read rows only ({@link #header()}, {@link #nextRow()})
@@ -125,6 +126,24 @@ final class CsvFileRecords implements FileRecords {
       }
       columnOf[i] = column;
     }
+  }
+
+  /**
+   * Fails the read (not as a bad record) on a header column the schema lacks; see {@link FileSource#evolve}. Only
+   * for a reader with a schema.
+   */
+  CsvFileRecords strictColumns(boolean strict) throws IOException {
+    this.strictColumns = strict;
+    if (strict && header != null) {
+      for (String name : header) {
+        if (schema.findField(name) == null && schema.caseInsensitiveFindField(name) == null) {
+          lines.close();
+          throw new IOException("Column '" + name + "' in the header of " + file + " was not in the input when it "
+              + "was scanned before the run: the file changed while it was read; run again");
+        }
+      }
+    }
+    return this;
   }
 
   /** The header's column names, or null for an empty file. */

@@ -48,7 +48,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private final Storage storage;
   private final List<String> files;
   private final InputFormat format;
-  private final Schema schema;
+  private volatile Schema schema;
+  private volatile boolean strictColumns;
   private volatile BadRecordSink sink;
 
   private FileSource(String input, Storage storage, List<String> files, InputFormat format, Schema schema) {
@@ -207,9 +208,41 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     }
   }
 
-  /** The records' schema, given or inferred; field ids 1..n. */
+  /** The records' schema, given or inferred (or set by {@link #evolve}); field ids 1..n. */
   public Schema schema() {
     return schema;
+  }
+
+  /**
+   * Reads every record of every file for its top-level columns (not their values, but for columns the schema
+   * lacks): where each column first appears, which the schema lacks and what type their values suggest, and
+   * which types Parquet or Avro files widen or change. Costs one more pass over the input: JSON lines are parsed
+   * with the values of known columns skipped, CSV files read for their header (and the cells of new columns),
+   * Parquet and Avro files for their schema only.
+   *
+   * @throws IOException if a file cannot be read (files that are not of the format are left for the read to
+   *     report)
+   */
+  public SchemaDrift scan() throws IOException {
+    SchemaScan scan = new SchemaScan(schema, format);
+    for (String file : files) {
+      scan.file(file, storage.open(file));
+    }
+    return scan.result();
+  }
+
+  /**
+   * Reads with {@code evolved} from now on (a schema from {@link SchemaDrift#plan}), and treats a JSON field or
+   * CSV column that it lacks as a failure of the job (an {@link IOException} naming the column, file and line, not
+   * a bad record): the scan saw every column, so a new one means the input changed while it was read. Affects
+   * readers opened later.
+   *
+   * @return this source
+   */
+  public FileSource evolve(Schema evolved) {
+    this.schema = TypeUtil.assignIncreasingFreshIds(Objects.requireNonNull(evolved, "evolved"));
+    this.strictColumns = true;
+    return this;
   }
 
   /** The input files in reading order. */
@@ -293,9 +326,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     InputFile in = storage.open(file);
     switch (format) {
       case JSON:
-        return new JsonFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES);
+        return new JsonFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES).strictColumns(strictColumns);
       case CSV:
-        return new CsvFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES);
+        return new CsvFileRecords(file, in, schema, offset, count, MAX_RECORD_BYTES).strictColumns(strictColumns);
       case PARQUET:
         return new ParquetFileRecords(file, in, schema, offset);
       default:
