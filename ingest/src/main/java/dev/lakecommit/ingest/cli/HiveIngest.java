@@ -22,13 +22,14 @@ final class HiveIngest {
   private static final Pattern COLUMN = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
   private final TableOptions table;
-  private final Schema schema;
+  private Schema schema;
   private final List<String> partitionBy;
   private final boolean create;
   private String location;
   private boolean external;
   private boolean successFiles;
   private String codec;
+  private boolean addNewColumns;
 
   HiveIngest(TableOptions table, Schema schema, List<String> partitionBy, boolean create) {
     this.table = table;
@@ -39,6 +40,13 @@ final class HiveIngest {
       if (!COLUMN.matcher(column.trim()).matches()) {
         throw new IllegalArgumentException("Invalid option --partition-by: '" + column + "' (a Hive table is "
             + "partitioned by columns, e.g. --partition-by region,day; transforms are for Iceberg tables)");
+      }
+    }
+    if (create) { // before the metastore is asked anything
+      try {
+        HiveSinkConfig.builder().createTable(schema, this.partitionBy.stream().map(String::trim).toList());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("Invalid option --partition-by: " + e.getMessage(), e);
       }
     }
   }
@@ -63,12 +71,24 @@ final class HiveIngest {
     return this;
   }
 
+  /** The input's schema as planned against the table (with the columns a scan of the input found). */
+  HiveIngest schema(Schema inputSchema) {
+    this.schema = inputSchema;
+    return this;
+  }
+
+  HiveIngest addNewColumns(boolean add) {
+    this.addNewColumns = add;
+    return this;
+  }
+
   /** Connects to the metastore, creates or checks the table, and returns the sink. */
   HiveSink<Record> sink() {
     HiveSinkConfig.Builder config = HiveSinkConfig.builder()
         .metastoreUri(table.metastoreUri())
         .table(table.table())
-        .successFiles(successFiles);
+        .successFiles(successFiles)
+        .addNewColumns(addNewColumns);
     table.hadoopProperties().forEach(config::hadoopProperty);
     if (create) {
       try {

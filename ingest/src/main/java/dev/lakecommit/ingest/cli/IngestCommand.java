@@ -127,9 +127,10 @@ public final class IngestCommand implements Callable<Integer> {
     }
     SchemaDrift drift = source.scan();
     if (table.target() == Target.HIVE) {
-      source.evolve(drift.plan(null, false, table.table()));
-      HiveIngest hive = new HiveIngest(table, source.schema(), partitionBy, !noCreateTable);
-      hive.location(tableLocation).external(external).successFiles(successFiles).codec(codec);
+      HiveIngest hive = new HiveIngest(table, drift.inputSchema(), partitionBy, !noCreateTable);
+      source.evolve(drift.planByName(existingHiveColumns(), addNewColumns, table.table()));
+      hive.schema(source.schema()).location(tableLocation).external(external).successFiles(successFiles)
+          .codec(codec).addNewColumns(addNewColumns);
       JobResult result;
       try (HiveSink<Record> sink = hive.sink()) {
         result = run(out, sink, source, jobId);
@@ -170,14 +171,28 @@ public final class IngestCommand implements Callable<Integer> {
     }
   }
 
+  /** The data and partition columns of the Hive table if it exists, else null. */
+  private List<String> existingHiveColumns() {
+    dev.lakecommit.ingest.hive.HiveTarget target;
+    try {
+      target = table.openHiveTable();
+    } catch (IllegalArgumentException e) {
+      if (String.valueOf(e.getMessage()).contains("does not exist")) {
+        return null;
+      }
+      throw e;
+    }
+    try (target) {
+      List<String> columns = new ArrayList<>(target.columns().keySet());
+      columns.addAll(target.partitionColumns());
+      return columns;
+    }
+  }
+
   /** Options of the other target are refused before anything is read. */
   private void checkTargetOptions() {
     if (table.target() == Target.HIVE) {
       table.metastoreUri();
-      if (addNewColumns) {
-        throw new IllegalArgumentException("Option --add-new-columns is for Iceberg tables; a Hive table's columns "
-            + "are changed with ALTER TABLE");
-      }
     } else {
       table.requireIceberg();
       if (tableLocation != null || external || successFiles) {

@@ -128,6 +128,31 @@ public final class SchemaDrift {
     return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
   }
 
+  /**
+   * The schema to read the input with, for a table whose columns are known by name only (a Hive table: names in
+   * any case; null for a table this run creates): a column the table lacks is allowed only with {@code evolve}.
+   * Types are checked by the sink.
+   *
+   * @throws IllegalArgumentException naming the column, the file and line where it first appears, and what to do
+   */
+  public Schema planByName(java.util.Collection<String> tableColumns, boolean evolve, String tableName) {
+    if (!conflicts.isEmpty()) {
+      throw new IllegalArgumentException(conflicts.get(0));
+    }
+    Schema input = inputSchema();
+    if (tableColumns == null || evolve) {
+      return input;
+    }
+    for (Types.NestedField field : input.columns()) {
+      if (tableColumns.stream().noneMatch(field.name()::equalsIgnoreCase)) {
+        String where = column(field.name()).map(c -> " (first in " + c.where() + ")").orElse("");
+        throw new IllegalArgumentException("Input column '" + field.name() + "'" + where + " is not in table "
+            + tableName + "; rerun with " + OPTION + " to add it (ALTER TABLE ADD COLUMNS; nothing was written)");
+      }
+    }
+    return input;
+  }
+
   /** Types equal but for field ids (and list element / map value ids). */
   static boolean sameShape(Type a, Type b) {
     if (a.isPrimitiveType() || b.isPrimitiveType()) {
