@@ -100,6 +100,9 @@ final class TextRecords implements Closeable {
         compression = Compression.sniff(head);
       }
       if (compression == Compression.NONE) {
+        if (offset == 0 && head != null) {
+          return head; // holds the few bytes sniffed: no second request to an object store
+        }
         stream.seek(offset); // past the few bytes sniffed: read on from the stream itself
         return stream;
       }
