@@ -35,7 +35,8 @@ import org.apache.iceberg.util.DateTimeUtil;
  * fields without a table field are ignored; table fields without an Avro field are null). Values may be Avro's
  * raw representation (Utf8, ByteBuffer/GenericFixed decimals, int dates, long micros/millis per logical type) or
  * the java.time / BigDecimal / UUID objects of Avro's logical-type conversions. A long timestamp without a
- * logical type is taken as microseconds, Iceberg's unit. Widening int→long and float→double is allowed.
+ * logical type is taken as microseconds, Iceberg's unit. Widening int→long and float→double is allowed, and a
+ * boolean or number from an Avro union of primitives is its text in a string field (the union's widest type).
  */
 public final class AvroInputConverter implements InputConverter<org.apache.avro.generic.GenericRecord> {
   private final Schema schema;
@@ -87,6 +88,10 @@ public final class AvroInputConverter implements InputConverter<org.apache.avro.
       case STRING:
         if (value instanceof CharSequence || value instanceof GenericData.EnumSymbol) {
           return value.toString();
+        }
+        if (avroSchema.getType() == org.apache.avro.Schema.Type.UNION
+            && (value instanceof Number || value instanceof Boolean)) {
+          return value.toString(); // a union of primitives read as its widest type, string
         }
         throw mismatch(type, value, path);
       case UUID:

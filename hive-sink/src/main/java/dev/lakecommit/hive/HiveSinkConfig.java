@@ -42,6 +42,7 @@ public final class HiveSinkConfig {
   final String location;
   final Map<String, String> tableProperties;
   final Schema schema;
+  final boolean addNewColumns;
   final WriteMode mode;
   final boolean successFiles;
   final int partitionBatchSize;
@@ -64,6 +65,7 @@ public final class HiveSinkConfig {
     this.location = builder.location;
     this.tableProperties = Map.copyOf(builder.tableProperties);
     this.schema = builder.schema;
+    this.addNewColumns = builder.addNewColumns;
     this.mode = builder.mode;
     this.successFiles = builder.successFiles;
     this.partitionBatchSize = builder.partitionBatchSize;
@@ -135,6 +137,7 @@ public final class HiveSinkConfig {
     private Configuration hadoopConf;
     private String database;
     private String tableName;
+    private boolean addNewColumns;
     private Schema createSchema;
     private List<String> partitionBy = List.of();
     private boolean external;
@@ -224,6 +227,17 @@ public final class HiveSinkConfig {
      */
     public Builder schema(Schema stagedSchema) {
       this.schema = Objects.requireNonNull(stagedSchema, "schema");
+      return this;
+    }
+
+    /**
+     * Whether columns of the staged schema that an existing table lacks are added to it before any data is
+     * written ({@code ALTER TABLE ... ADD COLUMNS ... CASCADE} through the metastore: the table and its existing
+     * partitions get them, after the other data columns; files written before read them as null). Off by default:
+     * such a table is refused.
+     */
+    public Builder addNewColumns(boolean add) {
+      this.addNewColumns = add;
       return this;
     }
 

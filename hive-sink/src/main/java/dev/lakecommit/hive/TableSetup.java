@@ -52,7 +52,44 @@ final class TableSetup {
       }
       table = create(client, config);
     }
+    if (config.addNewColumns) {
+      table = addNewColumns(client, table, config);
+    }
     return check(table, config);
+  }
+
+  /**
+   * Adds the staged schema's columns that the table lacks, as Hive's {@code ALTER TABLE ... ADD COLUMNS ...
+   * CASCADE} does: after the other data columns, in the table and in every partition's own column list (Hive reads
+   * a partition by its own list). Idempotent: a restart finds them added.
+   */
+  private static Table addNewColumns(IMetaStoreClient client, Table table, HiveSinkConfig config)
+      throws TException {
+    Schema staged = config.createSchema != null ? config.createSchema : config.schema;
+    if (staged == null) {
+      return table;
+    }
+    List<FieldSchema> added = new ArrayList<>();
+    for (Types.NestedField field : staged.columns()) {
+      String lower = field.name().toLowerCase(Locale.ROOT);
+      boolean exists = table.getSd().getCols().stream().anyMatch(c -> c.getName().equalsIgnoreCase(lower))
+          || table.getPartitionKeys().stream().anyMatch(c -> c.getName().equalsIgnoreCase(lower));
+      if (!exists) {
+        added.add(new FieldSchema(lower, hiveType(field, config), field.doc()));
+      }
+    }
+    if (added.isEmpty()) {
+      return table;
+    }
+    Table altered = table.deepCopy();
+    List<FieldSchema> columns = new ArrayList<>(altered.getSd().getCols());
+    columns.addAll(added);
+    altered.getSd().setCols(columns);
+    org.apache.hadoop.hive.metastore.api.EnvironmentContext cascade =
+        new org.apache.hadoop.hive.metastore.api.EnvironmentContext(new HashMap<>(Map.of("CASCADE", "true")));
+    client.alter_table_with_environmentContext(table.getDbName(), table.getTableName(), altered, cascade);
+    LOG.info("Added columns {} to table {}", added.stream().map(FieldSchema::getName).toList(), config.table());
+    return client.getTable(table.getDbName(), table.getTableName());
   }
 
   private static Table create(IMetaStoreClient client, HiveSinkConfig config) throws TException {

@@ -14,6 +14,7 @@ import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -99,11 +100,15 @@ final class TableSetup {
 
   /**
    * Checks the staged schema against the table's, by column name: every staged column must exist with the same
-   * type, and a column the table requires must be required in the staged schema too. Missing optional columns
-   * are added when allowed.
+   * type, and a column the table requires must be required in the staged schema too. When allowed
+   * ({@code addNewColumns}), missing optional columns are added and columns the staged schema widens the way
+   * Iceberg allows (int to long, float to double, a wider decimal) are widened, in one schema update committed
+   * before any data: data files staged later are written with the evolved schema, and a restart after a crash in
+   * between finds the table already evolved (adding and widening are idempotent here).
    */
   static Table fit(Table table, Schema staged, boolean addNewColumns) {
     List<Types.NestedField> missing = new ArrayList<>();
+    List<Types.NestedField> widened = new ArrayList<>();
     for (Types.NestedField column : staged.columns()) {
       Types.NestedField existing = table.schema().findField(column.name());
       if (existing == null) {
@@ -111,9 +116,14 @@ final class TableSetup {
         continue;
       }
       if (!sameShape(column.type(), existing.type())) {
-        throw new IllegalArgumentException(String.format(
-            "Column '%s' is %s in the staged schema but %s in table %s", column.name(), column.type(),
-            existing.type(), table.name()));
+        if (column.type().isPrimitiveType() && existing.type().isPrimitiveType()
+            && TypeUtil.isPromotionAllowed(existing.type(), column.type().asPrimitiveType())) {
+          widened.add(column);
+        } else {
+          throw new IllegalArgumentException(String.format(
+              "Column '%s' is %s in the staged schema but %s in table %s", column.name(), column.type(),
+              existing.type(), table.name()));
+        }
       }
       if (existing.isRequired() && column.isOptional()) {
         throw new IllegalArgumentException(String.format(
@@ -127,19 +137,24 @@ final class TableSetup {
             "Table %s requires column '%s', which the staged schema lacks", table.name(), column.name()));
       }
     }
-    if (missing.isEmpty()) {
+    if (missing.isEmpty() && widened.isEmpty()) {
       return table;
     }
     if (!addNewColumns || missing.stream().anyMatch(Types.NestedField::isRequired)) {
+      List<String> changes = new ArrayList<>();
+      missing.forEach(f -> changes.add("no column '" + f.name() + "'"));
+      widened.forEach(f -> changes.add("column '" + f.name() + "' narrower than " + f.type()));
       throw new IllegalArgumentException(String.format(
-          "Table %s has no column%s %s of the staged schema (allow adding optional columns with addNewColumns)",
-          table.name(), missing.size() > 1 ? "s" : "",
-          String.join(", ", missing.stream().map(f -> "'" + f.name() + "'").toList())));
+          "Table %s has %s of the staged schema (allow adding optional columns and widening types with "
+              + "addNewColumns)", table.name(), String.join(", ", changes)));
     }
     UpdateSchema update = table.updateSchema();
     missing.forEach(f -> update.addColumn(f.name(), f.type(), f.doc()));
+    widened.forEach(f -> update.updateColumn(f.name(), f.type().asPrimitiveType()));
     update.commit();
-    LOG.info("Added columns {} to table {}", missing.stream().map(Types.NestedField::name).toList(), table.name());
+    LOG.info("Evolved table {}: added columns {}, widened {}", table.name(),
+        missing.stream().map(Types.NestedField::name).toList(),
+        widened.stream().map(f -> f.name() + " to " + f.type()).toList());
     table.refresh();
     return table;
   }

@@ -103,4 +103,31 @@ class IcebergSinkConfigTest {
     assertThat(laidOut.getField("payload")).isNull();
     assertThat(laidOut.getField("region")).isEqualTo("eu");
   }
+
+  @Test
+  void widensIntToLongAndFloatToDoubleWhenAllowedAndOnlyThen() {
+    Schema narrow = new Schema(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.IntegerType.get()),
+        Types.NestedField.optional(3, "x", Types.FloatType.get()));
+    IcebergSink.forRecords(sqlite().createTable(narrow, List.of()).build());
+    Schema wide = new Schema(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.LongType.get()),
+        Types.NestedField.optional(3, "x", Types.DoubleType.get()));
+
+    assertThatThrownBy(() -> IcebergSink.forRecords(sqlite().createTable(wide, List.of()).build()))
+        .hasMessageContaining("column 'n' narrower than long").hasMessageContaining("column 'x' narrower than double");
+
+    Table table = IcebergSink.forRecords(sqlite().createTable(wide, List.of()).addNewColumns(true).build()).table();
+    assertThat(table.schema().findField("n").type()).isEqualTo(Types.LongType.get());
+    assertThat(table.schema().findField("x").type()).isEqualTo(Types.DoubleType.get());
+    assertThat(table.schema().findField("n").fieldId()).as("the same column, widened").isEqualTo(2);
+
+    Schema changed = new Schema(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.StringType.get()));
+    assertThatThrownBy(() -> IcebergSink.forRecords(sqlite().createTable(changed, List.of()).addNewColumns(true)
+        .build())).hasMessage("Column 'n' is string in the staged schema but long in table jdbc-sqlite.db.events");
+  }
 }

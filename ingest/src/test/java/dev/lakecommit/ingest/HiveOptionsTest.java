@@ -58,8 +58,6 @@ class HiveOptionsTest {
         "Option --metastore-uri is for --target hive", "-C type=hive");
     assertUsageError(ingest("--table-location", dir.toUri().toString(), "--warehouse", dir.resolve("wh").toString()),
         "--table-location");
-    assertUsageError(ingest("--target", "hive", "--metastore-uri", NO_METASTORE, "--add-new-columns"),
-        "--add-new-columns");
     assertThat(dir.resolve("wh")).doesNotExist();
   }
 

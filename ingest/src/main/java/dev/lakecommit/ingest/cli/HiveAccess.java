@@ -35,10 +35,6 @@ final class HiveAccess implements TableAccess {
   public void checkIngestOptions(IngestSettings settings) {
     options.metastoreUri();
     settings.write().checkHive();
-    if (settings.addNewColumns()) {
-      throw new IllegalArgumentException("Option --add-new-columns is for Iceberg tables; a Hive table's columns "
-          + "are changed with ALTER TABLE");
-    }
     for (String column : settings.partitionBy()) {
       if (!COLUMN.matcher(column.trim()).matches()) {
         throw new IllegalArgumentException("Invalid option --partition-by: '" + column + "' (a Hive table is "
@@ -53,8 +49,41 @@ final class HiveAccess implements TableAccess {
   }
 
   @Override
+  public void planSchema(dev.lakecommit.ingest.source.FileSource source,
+      dev.lakecommit.ingest.source.SchemaDrift drift, IngestSettings settings) {
+    if (settings.createTable()) { // before the metastore is asked anything
+      try {
+        HiveSinkConfig.builder().createTable(drift.inputSchema(),
+            settings.partitionBy().stream().map(String::trim).toList());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("Invalid option --partition-by: " + e.getMessage(), e);
+      }
+    }
+    source.evolve(drift.planByName(existingColumns(), settings.addNewColumns(), options.table()));
+  }
+
+  /** The data and partition columns of the table if it exists, else null. */
+  private List<String> existingColumns() {
+    HiveTableView view;
+    try {
+      view = view();
+    } catch (IllegalArgumentException e) {
+      if (String.valueOf(e.getMessage()).contains("does not exist")) {
+        return null;
+      }
+      throw e;
+    }
+    try (view) {
+      List<String> columns = new java.util.ArrayList<>(view.columns().keySet());
+      columns.addAll(view.partitionColumns());
+      return columns;
+    }
+  }
+
+  @Override
   public Sink<Record, ?, ?> openSink(Schema schema, IngestSettings settings) {
-    HiveSinkConfig.Builder config = hiveConfig().successFiles(settings.successFiles());
+    HiveSinkConfig.Builder config = hiveConfig().successFiles(settings.successFiles())
+        .addNewColumns(settings.addNewColumns());
     if (settings.createTable()) {
       try {
         config.createTable(schema, settings.partitionBy().stream().map(String::trim).toList());

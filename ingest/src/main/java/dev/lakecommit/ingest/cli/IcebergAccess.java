@@ -35,6 +35,13 @@ final class IcebergAccess implements TableAccess {
   }
 
   @Override
+  public void planSchema(dev.lakecommit.ingest.source.FileSource source,
+      dev.lakecommit.ingest.source.SchemaDrift drift, IngestSettings settings) {
+    Schema existing = options.loadTableIfExists().map(Table::schema).orElse(null);
+    source.evolve(drift.plan(existing, settings.addNewColumns() && settings.createTable(), options.table()));
+  }
+
+  @Override
   public Sink<Record, ?, ?> openSink(Schema schema, IngestSettings settings) {
     IcebergSinkConfig.Builder config = options.sinkConfig().addNewColumns(settings.addNewColumns());
     if (settings.createTable()) {

@@ -9,6 +9,7 @@ import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
+import dev.lakecommit.ingest.source.SchemaDrift;
 import dev.lakecommit.ingest.source.SchemaParser;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -55,7 +56,8 @@ public final class IngestCommand implements Callable<Integer> {
 
   @Mixin WriteOptions write;
 
-  @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
+  // Commas inside a transform's parentheses (bucket(16, id)) do not split.
+  @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",(?![^()]*\\))", splitSynopsisLabel = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
           + "for --target hive partition columns only (col1,col2).")
   List<String> partitionBy = new ArrayList<>();
@@ -75,7 +77,8 @@ public final class IngestCommand implements Callable<Integer> {
       description = "Fail if the table does not exist instead of creating it.")
   boolean noCreateTable;
 
-  @Option(names = "--add-new-columns", description = "Add optional input columns the table lacks.")
+  @Option(names = "--add-new-columns", description = "Add optional input columns the table lacks, and widen "
+      + "columns the input holds wider (int to long, float to double); without it such input stops the job.")
   boolean addNewColumns;
 
   @Option(names = "--parallelism", paramLabel = "N", defaultValue = "2",
@@ -139,6 +142,8 @@ public final class IngestCommand implements Callable<Integer> {
       source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)))
           .maxBadRecords(maxBadRecords == null ? Long.MAX_VALUE : maxBadRecords);
     }
+    // Every input column, also one that first appears after the sample, is planned against the table.
+    access.planSchema(source, source.scan(), settings);
     if (badRecords == null) {
       firstRecord(source);
     }

@@ -36,6 +36,16 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
   void checkIngestOptions(IngestSettings settings);
 
   /**
+   * Plans the input's schema against the table, from a scan that found every input column (also one that first
+   * appears after the sample, or in a later file): the source's schema becomes what the job writes; with
+   * {@code --add-new-columns} the table will get the input's new columns.
+   *
+   * @throws IllegalArgumentException naming a column the table lacks (and the file and line it appears in)
+   */
+  void planSchema(dev.lakecommit.ingest.source.FileSource source, dev.lakecommit.ingest.source.SchemaDrift drift,
+      IngestSettings settings) throws IOException;
+
+  /**
    * Connects, creates the table (unless it exists or creation is off) or checks it against {@code schema}, and
    * returns the sink of an ingest; the caller closes it.
    *

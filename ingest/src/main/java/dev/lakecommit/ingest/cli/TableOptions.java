@@ -172,19 +172,29 @@ public final class TableOptions {
     return catalogProperties.get("warehouse");
   }
 
-  /** The existing table, through its catalog. */
+  /**
+   * The existing table, through its catalog.
+   *
+   * @throws IllegalArgumentException naming {@code --table} if it does not exist
+   */
   public org.apache.iceberg.Table loadTable() {
+    return loadTableIfExists().orElseThrow(() -> new IllegalArgumentException("Invalid option --table: table "
+        + table + " does not exist in catalog " + (embedded() ? "of the warehouse " + warehouse.toAbsolutePath()
+            .normalize() : describeCatalog())));
+  }
+
+  /** The table through its catalog, or empty if it does not exist (yet). */
+  public java.util.Optional<org.apache.iceberg.Table> loadTableIfExists() {
     requireIceberg();
     if (embedded() && !java.nio.file.Files.isDirectory(warehouse)) {
-      throw new IllegalArgumentException("Invalid option --table: table " + table + " does not exist (there is no "
-          + "warehouse at " + warehouse.toAbsolutePath().normalize() + ")");
+      return java.util.Optional.empty();
     }
+    org.apache.iceberg.catalog.Catalog catalog =
+        org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf());
     try {
-      return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf())
-          .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table));
+      return java.util.Optional.of(catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table)));
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
-      throw new IllegalArgumentException("Invalid option --table: table " + table + " does not exist in catalog "
-          + describeCatalog(), e);
+      return java.util.Optional.empty();
     }
   }
 

@@ -21,13 +21,15 @@ import org.apache.iceberg.mapping.MappingUtil;
 final class AvroFileRecords implements FileRecords {
   private final String file;
   private final Schema schema;
-  private final DataFileReader<Record> reader;
+  private final DataFileReader<Object> reader;
+  private final dev.lakecommit.staging.AvroInputConverter converter;
   private long count;
 
   AvroFileRecords(String file, InputFile input, Schema schema, long start) throws IOException {
     this.file = file;
     this.schema = schema;
     this.count = start;
+    this.converter = new dev.lakecommit.staging.AvroInputConverter(schema);
     long length = input.getLength();
     if (length == 0 && !input.exists()) { // a local file that is gone has length 0
       throw new NotFoundException("File does not exist: %s", file);
@@ -67,9 +69,14 @@ final class AvroFileRecords implements FileRecords {
     }
   }
 
-  /** The file's schema as Iceberg sees it. */
+  /**
+   * The file's schema as Iceberg sees it; enums as strings and unions of primitive types as their widest type
+   * ({@link AvroTypes}).
+   *
+   * @throws IllegalArgumentException naming a field whose union has no widest type
+   */
   static Schema fileSchema(org.apache.avro.Schema avro) {
-    return AvroSchemaUtil.toIceberg(avro);
+    return AvroTypes.needsConversion(avro) ? AvroTypes.toIceberg(avro) : AvroSchemaUtil.toIceberg(avro);
   }
 
   @Override
@@ -77,7 +84,7 @@ final class AvroFileRecords implements FileRecords {
     if (reader == null) {
       return null;
     }
-    Record read;
+    Object read;
     try {
       if (!reader.hasNext()) {
         return null;
@@ -92,8 +99,12 @@ final class AvroFileRecords implements FileRecords {
     }
     count++;
     try {
-      return FileSchemas.conform(read, schema.asStruct(), null);
+      Record record = read instanceof Record planned ? planned
+          : converter.convert((org.apache.avro.generic.GenericRecord) read);
+      return FileSchemas.conform(record, schema.asStruct(), null);
     } catch (Values.ValueException e) {
+      throw BadRecordException.record(file, count, false, e.field(), e.getMessage(), "");
+    } catch (dev.lakecommit.staging.InvalidRecordException e) {
       throw BadRecordException.record(file, count, false, e.field(), e.getMessage(), "");
     }
   }
@@ -124,10 +135,14 @@ final class AvroFileRecords implements FileRecords {
     }
   }
 
-  /** Plans the read when Avro hands it the file's schema (in the reader's constructor). */
-  private static final class ResolvingReader implements DatumReader<Record> {
+  /**
+   * Plans the read when Avro hands it the file's schema (in the reader's constructor): Iceberg's planned reader,
+   * or, for enums and unions of several types, Avro's generic reader (its records converted by name in
+   * {@link #next()}).
+   */
+  private static final class ResolvingReader implements DatumReader<Object> {
     private final Schema schema;
-    private DatumReader<Record> delegate;
+    private DatumReader<?> delegate;
 
     ResolvingReader(Schema schema) {
       this.schema = schema;
@@ -135,7 +150,21 @@ final class AvroFileRecords implements FileRecords {
 
     @Override
     public void setSchema(org.apache.avro.Schema fileAvroSchema) {
-      Schema fileSchema = fileSchema(fileAvroSchema);
+      Schema fileSchema;
+      try {
+        fileSchema = fileSchema(fileAvroSchema);
+      } catch (IllegalArgumentException e) {
+        throw new Mismatch(e.getMessage());
+      }
+      if (AvroTypes.needsConversion(fileAvroSchema)) {
+        try {
+          FileSchemas.readSchema(schema, fileSchema);
+        } catch (FileSchemas.MismatchException e) {
+          throw new Mismatch(e.getMessage());
+        }
+        delegate = new org.apache.avro.generic.GenericDatumReader<>(fileAvroSchema);
+        return;
+      }
       Schema readSchema;
       try {
         readSchema = FileSchemas.readSchema(schema, fileSchema);
@@ -147,7 +176,7 @@ final class AvroFileRecords implements FileRecords {
     }
 
     @Override
-    public Record read(Record reuse, Decoder in) throws IOException {
+    public Object read(Object reuse, Decoder in) throws IOException {
       return delegate.read(null, in);
     }
   }

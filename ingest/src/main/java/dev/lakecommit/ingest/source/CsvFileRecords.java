@@ -17,7 +17,6 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.SeekableInputStream;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -43,6 +42,7 @@ final class CsvFileRecords implements FileRecords {
   private long count;
   private long checksum;
   private long recordLine;
+  private boolean strictColumns;
 
   /**
    * @param schema the records' schema, or null to read rows only ({@link #header()}, {@link #nextRow()})
@@ -67,7 +67,7 @@ final class CsvFileRecords implements FileRecords {
         readHeader(start, 0);
       }
     }
-    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    java.io.InputStream stream = TextRecords.openAt(file, input, offset);
     try {
       this.lines = new TextRecords(stream, offset, checksum, true, maxRecordBytes);
       if (offset == 0) {
@@ -135,6 +135,24 @@ final class CsvFileRecords implements FileRecords {
       }
       columnOf[i] = column;
     }
+  }
+
+  /**
+   * Fails the read (not as a bad record) on a header column the schema lacks; see {@link FileSource#evolve}. Only
+   * for a reader with a schema.
+   */
+  CsvFileRecords strictColumns(boolean strict) throws IOException {
+    this.strictColumns = strict;
+    if (strict && header != null) {
+      for (String name : header) {
+        if (schema.findField(name) == null && schema.caseInsensitiveFindField(name) == null) {
+          lines.close();
+          throw new IOException("Column '" + name + "' in the header of " + file + " was not in the input when it "
+              + "was scanned before the run: the file changed while it was read; run again");
+        }
+      }
+    }
+    return this;
   }
 
   /** The header's column names, or null for an empty file. */

@@ -55,7 +55,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private final Storage storage;
   private final List<String> files;
   private final InputFormat format;
-  private final Schema schema;
+  private volatile Schema schema;
+  private volatile boolean strictColumns;
   private volatile BadRecordSink sink;
   private volatile long maxBadRecords = Long.MAX_VALUE;
 
@@ -204,8 +205,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   }
 
   private static Schema avroSchema(String file, InputFile in) throws IOException {
+    org.apache.avro.Schema avro;
     try (DataFileStream<Object> stream = new DataFileStream<>(in.newStream(), new GenericDatumReader<>())) {
-      return AvroFileRecords.fileSchema(stream.getSchema());
+      avro = stream.getSchema();
     } catch (IOException | RuntimeException e) {
       InputReadException read = InputReadException.in(e);
       if (read != null) {
@@ -217,11 +219,48 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       throw new IOException("Cannot read the schema of " + file + ": not a readable Avro file: " + e.getMessage(),
           e);
     }
+    try {
+      return AvroFileRecords.fileSchema(avro);
+    } catch (IllegalArgumentException e) {
+      throw new IOException("Cannot read " + file + ": " + e.getMessage(), e);
+    }
   }
 
-  /** The records' schema, given or inferred; field ids 1..n. */
+  /** The records' schema, given or inferred (or set by {@link #evolve}); field ids 1..n. */
   public Schema schema() {
     return schema;
+  }
+
+  /**
+   * Reads every record of every file for its top-level columns (not their values, but for columns the schema
+   * lacks): where each column first appears, which the schema lacks and what type their values suggest, and
+   * which types Parquet or Avro files widen or change. Costs one more pass over the input: JSON lines are parsed
+   * with the values of known columns skipped, CSV files read for their header (and the cells of new columns),
+   * Parquet and Avro files for their schema only.
+   *
+   * @throws IOException if a file cannot be read (files that are not of the format are left for the read to
+   *     report)
+   */
+  public SchemaDrift scan() throws IOException {
+    SchemaScan scan = new SchemaScan(schema, format);
+    for (String file : files) {
+      scan.file(file, storage.open(file));
+    }
+    return scan.result();
+  }
+
+  /**
+   * Reads with {@code evolved} from now on (a schema from {@link SchemaDrift#plan}), and treats a JSON field or
+   * CSV column that it lacks as a failure of the job (an {@link IOException} naming the column, file and line, not
+   * a bad record): the scan saw every column, so a new one means the input changed while it was read. Affects
+   * readers opened later.
+   *
+   * @return this source
+   */
+  public FileSource evolve(Schema evolved) {
+    this.schema = TypeUtil.assignIncreasingFreshIds(Objects.requireNonNull(evolved, "evolved"));
+    this.strictColumns = true;
+    return this;
   }
 
   /** The input files in reading order. */
@@ -315,15 +354,16 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       }
       return 0;
     }
-    if (now.size() < start.offset()) {
+    // offsets count the text as read: for a compressed file the decompressed bytes, which the file's size bounds not
+    if (Compression.fromName(file) == null && now.size() < start.offset()) {
       throw new ChangedInputException(file, "Input file " + file + " changed: it has " + now.size()
           + " bytes, fewer than the " + start.offset() + " bytes (" + start.count() + " lines) already read; it was "
           + "truncated or replaced" + was + advice);
     }
     long checksum;
     try {
-      checksum = TextRecords.prefixChecksum(in, start.offset());
-    } catch (java.io.EOFException e) {
+      checksum = TextRecords.prefixChecksum(file, in, start.offset());
+    } catch (java.io.EOFException | ChangedInputException e) {
       throw new ChangedInputException(file, "Input file " + file + " changed: it ends before the "
           + start.offset() + " bytes already read" + was + advice);
     }
@@ -391,9 +431,11 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       throws IOException {
     switch (format) {
       case JSON:
-        return new JsonFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES);
+        return new JsonFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES)
+            .strictColumns(strictColumns);
       case CSV:
-        return new CsvFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES);
+        return new CsvFileRecords(file, in, schema, offset, count, checksum, MAX_RECORD_BYTES)
+            .strictColumns(strictColumns);
       case PARQUET:
         return new ParquetFileRecords(file, in, schema, offset);
       default:

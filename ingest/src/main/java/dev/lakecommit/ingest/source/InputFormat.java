@@ -39,17 +39,21 @@ public enum InputFormat {
 
   /**
    * The format a file name's extension implies ({@code .json}, {@code .jsonl}, {@code .ndjson}, {@code .csv},
-   * {@code .parquet}, {@code .parq}, {@code .avro}, in any case), or empty.
+   * {@code .parquet}, {@code .parq}, {@code .avro}, in any case), or empty. JSON and CSV files may end in a
+   * compression extension ({@code a.jsonl.gz}, {@code b.csv.zst}: see {@link Compression}); Parquet and Avro compress
+   * inside the file, so {@code x.parquet.gz} is no format.
    */
   public static Optional<InputFormat> fromExtension(String fileName) {
     if (fileName == null) {
       return Optional.empty();
     }
-    String name = fileName.substring(fileName.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
+    String plain = Compression.stripExtension(fileName);
+    String name = plain.substring(plain.lastIndexOf('/') + 1).toLowerCase(Locale.ROOT);
     int dot = name.lastIndexOf('.');
     if (dot < 0) {
       return Optional.empty();
     }
+    boolean compressed = !plain.equals(fileName);
     switch (name.substring(dot + 1)) {
       case "json":
       case "jsonl":
@@ -59,9 +63,9 @@ public enum InputFormat {
         return Optional.of(CSV);
       case "parquet":
       case "parq":
-        return Optional.of(PARQUET);
+        return compressed ? Optional.empty() : Optional.of(PARQUET);
       case "avro":
-        return Optional.of(AVRO);
+        return compressed ? Optional.empty() : Optional.of(AVRO);
       default:
         return Optional.empty();
     }

@@ -67,7 +67,7 @@ final class Json {
     }
   }
 
-  private static Object value(JsonParser parser, JsonToken token) throws IOException {
+  static Object value(JsonParser parser, JsonToken token) throws IOException {
     switch (token) {
       case START_OBJECT: {
         Map<String, Object> object = new LinkedHashMap<>();

@@ -6,7 +6,7 @@ import java.util.Map;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.SeekableInputStream;
+import org.apache.iceberg.types.Types;
 
 /** JSON lines: one object per line; blank lines are skipped. Offsets are bytes, counts are lines. */
 final class JsonFileRecords implements FileRecords {
@@ -16,6 +16,7 @@ final class JsonFileRecords implements FileRecords {
   private long offset;
   private long count;
   private long checksum;
+  private boolean strictColumns;
 
   /**
    * @param schema the records' schema, or null to read objects only ({@link #nextObject()})
@@ -35,7 +36,7 @@ final class JsonFileRecords implements FileRecords {
     this.offset = offset;
     this.count = count;
     this.checksum = checksum;
-    SeekableInputStream stream = TextRecords.openAt(file, input, offset);
+    java.io.InputStream stream = TextRecords.openAt(file, input, offset);
     try {
       this.lines = new TextRecords(stream, offset, checksum, false, maxLineBytes);
     } catch (IOException | RuntimeException e) {
@@ -44,16 +45,43 @@ final class JsonFileRecords implements FileRecords {
     }
   }
 
+  /** Fails the read (not as a bad record) on a field the schema lacks; see {@link FileSource#evolve}. */
+  JsonFileRecords strictColumns(boolean strict) {
+    this.strictColumns = strict;
+    return this;
+  }
+
   @Override
   public Record next() throws IOException {
     Map<String, Object> object = nextObject();
     if (object == null) {
       return null;
     }
+    if (strictColumns && object.size() > 0) {
+      checkColumns(object);
+    }
     try {
       return Values.record(schema.asStruct(), object, null);
     } catch (Values.ValueException e) {
       throw BadRecordException.record(file, count, true, e.field(), e.getMessage(), lines.lenientText());
+    }
+  }
+
+  private void checkColumns(Map<String, Object> object) throws IOException {
+    int known = 0;
+    for (Types.NestedField field : schema.columns()) {
+      if (object.containsKey(field.name())) {
+        known++;
+      }
+    }
+    if (known == object.size()) {
+      return;
+    }
+    for (String name : object.keySet()) {
+      if (schema.asStruct().field(name) == null) {
+        throw new IOException("Column '" + name + "' in " + file + " line " + count + " was not in the input when "
+            + "it was scanned before the run: the file changed while it was read; run again");
+      }
     }
   }
 

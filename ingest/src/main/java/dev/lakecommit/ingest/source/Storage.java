@@ -58,10 +58,10 @@ abstract class Storage implements Closeable {
     if (glob >= 0) {
       int slash = input.lastIndexOf('/', glob);
       String base = slash < 0 ? "" : input.substring(0, slash);
-      PathMatcher matcher = FileSystems.getDefault().getPathMatcher("glob:" + input.substring(slash + 1));
+      List<PathMatcher> matchers = matchers(input.substring(slash + 1));
       files = new ArrayList<>();
       for (String[] entry : listUnder(base)) {
-        if (!hidden(entry[1]) && matcher.matches(Paths.get(entry[1]))) {
+        if (!hidden(entry[1]) && matchers.stream().anyMatch(m -> m.matches(Paths.get(entry[1])))) {
           files.add(entry[0]);
         }
       }
@@ -73,6 +73,32 @@ abstract class Storage implements Closeable {
     }
     files.sort(null);
     return files;
+  }
+
+  /**
+   * Matchers of a glob relative to its base: {@code **}{@code /} matches zero or more directories, so
+   * {@code **}{@code /*.jsonl} also matches files at the top level (Java's glob wants at least one directory there;
+   * every variant with some {@code **}{@code /} left out is matched too).
+   */
+  static List<PathMatcher> matchers(String glob) {
+    List<String> variants = new ArrayList<>(List.of(glob));
+    for (int i = glob.indexOf("**/"); i >= 0; i = glob.indexOf("**/", i + 3)) {
+      final int at = i;
+      List<String> more = new ArrayList<>();
+      for (String variant : variants) {
+        int shift = glob.length() - variant.length();
+        int local = at - shift;
+        if (local >= 0 && variant.startsWith("**/", local) && (local == 0 || variant.charAt(local - 1) == '/')) {
+          more.add(variant.substring(0, local) + variant.substring(local + 3));
+        }
+      }
+      variants.addAll(more);
+    }
+    List<PathMatcher> matchers = new ArrayList<>();
+    for (String variant : variants) {
+      matchers.add(FileSystems.getDefault().getPathMatcher("glob:" + variant));
+    }
+    return matchers;
   }
 
   /** A file or the visible files under a directory. */

@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.source;
 
+import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -96,14 +97,15 @@ final class TextRecords implements Closeable {
    *
    * @throws java.io.EOFException if the file is shorter
    */
-  static long prefixChecksum(InputFile input, long length) throws IOException {
+  static long prefixChecksum(String file, InputFile input, long length) throws IOException {
     long hash = EMPTY_CHECKSUM;
     if (length == 0) {
       return hash;
     }
     byte[] bytes = new byte[BUFFER_BYTES];
     long left = length;
-    try (InputStream stream = input.newStream()) {
+    // the text as the readers read it: decompressed, so that offsets and checksum count the same bytes
+    try (InputStream stream = openAt(file, input, 0)) {
       while (left > 0) {
         int read = stream.read(bytes, 0, (int) Math.min(bytes.length, left));
         if (read < 0) {
@@ -119,32 +121,88 @@ final class TextRecords implements Closeable {
   }
 
   /**
-   * A stream of the file positioned at {@code offset}; an empty stream at or past the end (object stores refuse a
-   * read that starts at the end).
+   * A stream of the file's text positioned at {@code offset}; an empty stream at or past the end (object stores
+   * refuse a read that starts at the end). A compressed file ({@link Compression}, by name or by its first bytes)
+   * is decompressed, and {@code offset} counts decompressed bytes: the stream is read from the start and skipped.
    *
    * @throws ChangedInputException if the file is shorter than {@code offset}: it changed since the position was
    *     taken
    */
-  static SeekableInputStream openAt(String file, InputFile input, long offset) throws IOException {
+  static InputStream openAt(String file, InputFile input, long offset) throws IOException {
     long length = input.getLength();
-    if (offset > length) {
-      throw new ChangedInputException(file, "Input file " + file + " changed: it has " + length + " bytes, fewer "
-          + "than the position to resume from (byte " + offset + "); it was truncated or replaced");
-    }
-    if (offset == length) {
+    Compression named = Compression.fromName(file);
+    if (length == 0) {
       if (!input.exists()) { // a local file that is gone has length 0
         throw new NotFoundException("File does not exist: %s", file);
+      }
+      if (offset > 0) {
+        throw new ChangedInputException(file, "Input file " + file + " changed: it is empty, shorter than the "
+            + "position to resume from (byte " + offset + "); it was truncated or replaced");
+      }
+      return new EmptyStream(offset);
+    }
+    if (named == null && offset >= length && !startsCompressed(input)) {
+      if (offset > length) {
+        throw new ChangedInputException(file, "Input file " + file + " changed: it has " + length + " bytes, "
+            + "fewer than the position to resume from (byte " + offset + "); it was truncated or replaced");
       }
       return new EmptyStream(offset);
     }
     SeekableInputStream stream = input.newStream();
     try {
-      stream.seek(offset);
+      Compression compression = named;
+      BufferedInputStream head = null;
+      if (compression == null) {
+        head = new BufferedInputStream(stream, 8);
+        compression = Compression.sniff(head);
+      }
+      if (compression == Compression.NONE) {
+        if (offset == 0 && head != null) {
+          return head; // holds the few bytes sniffed: no second request to an object store
+        }
+        stream.seek(offset); // past the few bytes sniffed: read on from the stream itself
+        return stream;
+      }
+      InputStream text = compression.decompress(head != null ? head : stream);
+      long skipped = skip(text, offset);
+      if (skipped < offset) {
+        text.close();
+        throw new ChangedInputException(file, "Input file " + file + " changed: it decompresses to " + skipped
+            + " bytes, fewer than the position to resume from (byte " + offset + " of its " + compression.name()
+                .toLowerCase(java.util.Locale.ROOT) + " stream); it was truncated or replaced");
+      }
+      return text;
     } catch (IOException | RuntimeException e) {
       stream.close();
       throw e;
     }
-    return stream;
+  }
+
+  private static boolean startsCompressed(InputFile input) throws IOException {
+    try (InputStream in = new BufferedInputStream(input.newStream(), 8)) {
+      return Compression.sniff(in) != Compression.NONE;
+    }
+  }
+
+  /** Skips up to {@code n} bytes; fewer only at the end of the stream. */
+  private static long skip(InputStream in, long n) throws IOException {
+    long skipped = 0;
+    byte[] scratch = null;
+    while (skipped < n) {
+      long step = in.skip(n - skipped);
+      if (step <= 0) {
+        if (scratch == null) {
+          scratch = new byte[8192];
+        }
+        int read = in.read(scratch, 0, (int) Math.min(scratch.length, n - skipped));
+        if (read < 0) {
+          break;
+        }
+        step = read;
+      }
+      skipped += step;
+    }
+    return skipped;
   }
 
   /** Nothing to read, at the end of a file. */

@@ -32,6 +32,7 @@ import org.apache.iceberg.types.Types;
 final class Values {
   private static final Pattern INTEGER = Pattern.compile("[+-]?\\d+");
   private static final Pattern DECIMAL = Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
+  private static final Pattern EPOCH = Pattern.compile("[+-]?\\d+(\\.\\d+)?");
   private static final DateTimeFormatter TIMESTAMP = new DateTimeFormatterBuilder()
       .parseCaseInsensitive()
       .append(DateTimeFormatter.ISO_LOCAL_DATE)
@@ -113,9 +114,17 @@ final class Values {
           return Json.write(json);
         }
         return json.toString();
+      case TIMESTAMP:
+        if (json instanceof Number) {
+          return epoch((Types.TimestampType) type, json instanceof BigDecimal ? (BigDecimal) json
+              : new BigDecimal(json.toString()), json.toString(), path);
+        }
+        if (json instanceof String) {
+          return fromText(type, (String) json, path);
+        }
+        throw wrongType(path, type, json);
       case DATE:
       case TIME:
-      case TIMESTAMP:
       case UUID:
       case BINARY:
       case FIXED:
@@ -295,6 +304,9 @@ final class Values {
 
   private static Object timestamp(Types.TimestampType type, String text, String path) throws ValueException {
     TemporalAccessor parsed = parseTimestamp(text);
+    if (parsed == null && EPOCH.matcher(text).matches()) {
+      return epoch(type, new BigDecimal(text), text, path);
+    }
     if (parsed == null) {
       throw notA(path, text, type);
     }
@@ -323,6 +335,48 @@ final class Values {
       return bytes;
     }
     return ByteBuffer.wrap(bytes);
+  }
+
+  /** Below this magnitude an epoch number is seconds (up to the year 5138). */
+  static final long EPOCH_SECONDS_BELOW = 100_000_000_000L;
+  /** ... then milliseconds. */
+  static final long EPOCH_MILLIS_BELOW = 100_000_000_000_000L;
+  /** ... then microseconds, and from here nanoseconds. */
+  static final long EPOCH_MICROS_BELOW = 100_000_000_000_000_000L;
+
+  /**
+   * A number since 1970-01-01T00:00:00Z as a timestamp, its unit told by its magnitude: below 10^11 seconds
+   * (until the year 5138; a fraction is allowed), below 10^14 milliseconds, below 10^17 microseconds, else
+   * nanoseconds (which must be whole microseconds: nothing is rounded). A timestamp without zone gets the UTC
+   * wall-clock time.
+   */
+  private static Object epoch(Types.TimestampType type, BigDecimal number, String text, String path)
+      throws ValueException {
+    BigDecimal magnitude = number.abs();
+    BigDecimal micros;
+    String unit;
+    if (magnitude.compareTo(BigDecimal.valueOf(EPOCH_SECONDS_BELOW)) < 0) {
+      micros = number.movePointRight(6);
+      unit = "seconds";
+    } else if (magnitude.compareTo(BigDecimal.valueOf(EPOCH_MILLIS_BELOW)) < 0) {
+      micros = number.movePointRight(3);
+      unit = "milliseconds";
+    } else if (magnitude.compareTo(BigDecimal.valueOf(EPOCH_MICROS_BELOW)) < 0) {
+      micros = number;
+      unit = "microseconds";
+    } else {
+      micros = number.movePointLeft(3);
+      unit = "nanoseconds";
+    }
+    long exact;
+    try {
+      exact = micros.setScale(0, RoundingMode.UNNECESSARY).longValueExact();
+    } catch (ArithmeticException e) {
+      throw new ValueException(path, "epoch value " + abbreviate(text) + " (" + unit + ") is finer than a "
+          + "microsecond or out of range for " + type);
+    }
+    OffsetDateTime utc = org.apache.iceberg.util.DateTimeUtil.timestamptzFromMicros(exact);
+    return type.shouldAdjustToUTC() ? utc : utc.toLocalDateTime();
   }
 
   /**

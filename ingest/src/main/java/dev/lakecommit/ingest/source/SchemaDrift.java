@@ -1,0 +1,179 @@
+package dev.lakecommit.ingest.source;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+
+/**
+ * What a scan of every input record ({@link FileSource#scan()}) found about the input's top-level columns: where
+ * each first appears, the columns the source schema lacks (with the type their values suggest), the columns whose
+ * files hold a wider type than the schema's, and type changes that no reader can follow.
+ */
+public final class SchemaDrift {
+  private static final String OPTION = "--add-new-columns";
+
+  /** A top-level input column, its type, and the first place it appears (line 0: in the file's own schema). */
+  public record Column(String name, Type type, String file, long line, boolean lineBased) {
+    /** {@code /in/b.jsonl line 15001}, or {@code the schema of /in/c.parquet}. */
+    public String where() {
+      return line == 0 ? "the schema of " + file : file + (lineBased ? " line " : " record ") + line;
+    }
+  }
+
+  private final Schema source;
+  private final Map<String, Column> seen;
+  private final List<Column> added;
+  private final Map<String, Column> widened;
+  private final List<String> conflicts;
+
+  SchemaDrift(Schema source, Map<String, Column> seen, List<Column> added, Map<String, Column> widened,
+      List<String> conflicts) {
+    this.source = source;
+    this.seen = Collections.unmodifiableMap(new LinkedHashMap<>(seen));
+    this.added = List.copyOf(added);
+    this.widened = Collections.unmodifiableMap(new LinkedHashMap<>(widened));
+    this.conflicts = List.copyOf(conflicts);
+  }
+
+  /** Where a column first appears in the input, if it does. */
+  public Optional<Column> column(String name) {
+    return Optional.ofNullable(seen.get(name));
+  }
+
+  /** Columns of the input that the source schema lacks, in order of first appearance. */
+  public List<Column> added() {
+    return added;
+  }
+
+  /** Columns whose type some file widens (int to long, float to double), by name, with the wider type. */
+  public Map<String, Column> widened() {
+    return widened;
+  }
+
+  /** Type changes between files that no reader can follow; each names the column and the files. */
+  public List<String> conflicts() {
+    return conflicts;
+  }
+
+  /** The source schema with the widened types and the added columns (optional, after the others). */
+  public Schema inputSchema() {
+    List<Types.NestedField> fields = new ArrayList<>();
+    for (Types.NestedField field : source.columns()) {
+      Column wider = widened.get(field.name());
+      fields.add(wider == null ? field
+          : Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), wider.type(), field.doc()));
+    }
+    int[] id = {1 + source.highestFieldId()};
+    for (Column column : added) {
+      Type type = TypeUtil.assignFreshIds(column.type(), () -> id[0]++);
+      fields.add(Types.NestedField.optional(id[0]++, column.name(), type));
+    }
+    return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
+  }
+
+  /**
+   * The schema to read the input with, for a table that holds {@code table} (null: a table this run creates, which
+   * gets every input column). A column the table lacks, or a type the table must widen (int to long, float to
+   * double, a wider decimal), is allowed only with {@code evolve}; an input column narrower than the table's reads
+   * as the table's type.
+   *
+   * @throws IllegalArgumentException naming the column, the file and line where it first appears, and what to do
+   */
+  public Schema plan(Schema table, boolean evolve, String tableName) {
+    if (!conflicts.isEmpty()) {
+      throw new IllegalArgumentException(conflicts.get(0) + (conflicts.size() > 1 ? " (and " + (conflicts.size() - 1)
+          + " more type change(s))" : ""));
+    }
+    Schema input = inputSchema();
+    if (table == null) {
+      return input;
+    }
+    List<Types.NestedField> fields = new ArrayList<>();
+    for (Types.NestedField field : input.columns()) {
+      Types.NestedField existing = table.findField(field.name());
+      String where = column(field.name()).map(c -> " (first in " + c.where() + ")").orElse("");
+      if (existing == null) {
+        if (!evolve) {
+          throw new IllegalArgumentException("Input column '" + field.name() + "'" + where + " is not in table "
+              + tableName + "; rerun with " + OPTION + " to add it as an optional column (nothing was written)");
+        }
+        fields.add(field);
+      } else if (sameShape(field.type(), existing.type())) {
+        fields.add(field);
+      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
+          && TypeUtil.isPromotionAllowed(field.type(), existing.type().asPrimitiveType())) {
+        fields.add(Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), existing.type()));
+      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
+          && TypeUtil.isPromotionAllowed(existing.type(), field.type().asPrimitiveType())) {
+        if (!evolve) {
+          throw new IllegalArgumentException("Column '" + field.name() + "' is " + existing.type() + " in table "
+              + tableName + " but " + field.type() + " in the input" + where + "; rerun with " + OPTION
+              + " to widen it (nothing was written)");
+        }
+        fields.add(field);
+      } else {
+        throw new IllegalArgumentException("Column '" + field.name() + "' is " + existing.type() + " in table "
+            + tableName + " but " + field.type() + " in the input" + where + ", and a table can only widen int to "
+            + "long, float to double or a decimal's precision; give --schema with the table's type for '"
+            + field.name() + "', or write to another table (nothing was written)");
+      }
+    }
+    return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
+  }
+
+  /**
+   * The schema to read the input with, for a table whose columns are known by name only (a Hive table: names in
+   * any case; null for a table this run creates): a column the table lacks is allowed only with {@code evolve}.
+   * Types are checked by the sink.
+   *
+   * @throws IllegalArgumentException naming the column, the file and line where it first appears, and what to do
+   */
+  public Schema planByName(java.util.Collection<String> tableColumns, boolean evolve, String tableName) {
+    if (!conflicts.isEmpty()) {
+      throw new IllegalArgumentException(conflicts.get(0));
+    }
+    Schema input = inputSchema();
+    if (tableColumns == null || evolve) {
+      return input;
+    }
+    for (Types.NestedField field : input.columns()) {
+      if (tableColumns.stream().noneMatch(field.name()::equalsIgnoreCase)) {
+        String where = column(field.name()).map(c -> " (first in " + c.where() + ")").orElse("");
+        throw new IllegalArgumentException("Input column '" + field.name() + "'" + where + " is not in table "
+            + tableName + "; rerun with " + OPTION + " to add it (ALTER TABLE ADD COLUMNS; nothing was written)");
+      }
+    }
+    return input;
+  }
+
+  /** Types equal but for field ids (and list element / map value ids). */
+  static boolean sameShape(Type a, Type b) {
+    if (a.isPrimitiveType() || b.isPrimitiveType()) {
+      return a.equals(b);
+    }
+    if (a.typeId() != b.typeId()) {
+      return false;
+    }
+    List<Types.NestedField> fa = a.asNestedType().fields();
+    List<Types.NestedField> fb = b.asNestedType().fields();
+    if (fa.size() != fb.size()) {
+      return false;
+    }
+    for (int i = 0; i < fa.size(); i++) {
+      if (a.isStructType() && !fa.get(i).name().equals(fb.get(i).name())) {
+        return false;
+      }
+      if (!sameShape(fa.get(i).type(), fb.get(i).type())) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,251 @@
+package dev.lakecommit.ingest.source;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.avro.file.DataFileStream;
+import org.apache.avro.generic.GenericDatumReader;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Reads every record of the input once, for its top-level columns only: JSON lines with a streaming parse that
+ * skips the values of known columns, CSV headers (and the cells of new columns), Parquet footers and Avro headers.
+ * Records that cannot be parsed are skipped here: the read reports them.
+ */
+final class SchemaScan {
+  private final Schema schema;
+  private final InputFormat format;
+  private final Map<String, SchemaDrift.Column> seen = new LinkedHashMap<>();
+  private final Map<String, SchemaDrift.Column> firstNew = new LinkedHashMap<>();
+  private final Map<String, SchemaDrift.Column> fileTyped = new LinkedHashMap<>();
+  private final Map<String, SchemaDrift.Column> widened = new LinkedHashMap<>();
+  private final List<String> conflicts = new ArrayList<>();
+  private final Inference inference = new Inference();
+
+  SchemaScan(Schema schema, InputFormat format) {
+    this.schema = schema;
+    this.format = format;
+  }
+
+  void file(String file, InputFile in) throws IOException {
+    try {
+      switch (format) {
+        case JSON -> json(file, in);
+        case CSV -> csv(file, in);
+        case PARQUET -> typed(file, ParquetFileRecords.fileSchema(
+            ParquetFileRecords.footer(file, in).getFileMetaData().getSchema()));
+        default -> avro(file, in);
+      }
+    } catch (BadRecordException e) {
+      // a file that cannot be read as its format is reported when read
+    } catch (IOException | RuntimeException e) {
+      if (!Storage.isNotFound(e)) {
+        throw e;
+      }
+    }
+  }
+
+  SchemaDrift result() {
+    List<SchemaDrift.Column> added = new ArrayList<>();
+    Schema inferred = inference.isEmpty() ? new Schema() : inference.schema();
+    for (SchemaDrift.Column column : firstNew.values()) {
+      SchemaDrift.Column typed = fileTyped.get(column.name());
+      Type type = typed != null ? typed.type() : inferred.findField(column.name()).type();
+      added.add(new SchemaDrift.Column(column.name(), type, column.file(), column.line(), column.lineBased()));
+    }
+    return new SchemaDrift(schema, seen, added, widened, conflicts);
+  }
+
+  private Types.NestedField known(String name, boolean ignoreCase) {
+    Types.NestedField field = schema.findField(name);
+    if (field == null && ignoreCase) {
+      field = schema.caseInsensitiveFindField(name);
+    }
+    return field != null && schema.columns().contains(field) ? field : null;
+  }
+
+  private void see(String name, String file, long line, boolean lineBased, boolean isNew) {
+    if (!seen.containsKey(name)) {
+      SchemaDrift.Column column = new SchemaDrift.Column(name, null, file, line, lineBased);
+      seen.put(name, column);
+      if (isNew) {
+        firstNew.put(name, column);
+      }
+    }
+  }
+
+  private void json(String file, InputFile in) throws IOException {
+    try (TextRecords lines = new TextRecords(TextRecords.openAt(file, in, 0), 0, false,
+        FileSource.MAX_RECORD_BYTES)) {
+      long count = 0;
+      while (lines.next()) {
+        long line = count + 1;
+        count += lines.lines();
+        if (lines.blank() || lines.overlong()) {
+          continue;
+        }
+        String text;
+        try {
+          text = lines.text();
+        } catch (CharacterCodingException e) {
+          continue;
+        }
+        Map<String, Object> fresh = null;
+        try (JsonParser parser = Json.FACTORY.createParser(text)) {
+          if (parser.nextToken() != JsonToken.START_OBJECT) {
+            continue;
+          }
+          for (JsonToken token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
+            String name = parser.currentName();
+            JsonToken value = parser.nextToken();
+            if (known(name, false) != null) {
+              see(name, file, line, true, false);
+              parser.skipChildren();
+            } else {
+              see(name, file, line, true, true);
+              if (fresh == null) {
+                fresh = new LinkedHashMap<>();
+              }
+              fresh.put(name, Json.value(parser, value));
+            }
+          }
+        } catch (IOException | RuntimeException e) {
+          continue; // malformed: the read reports it
+        }
+        if (fresh != null) {
+          inference.addJson(fresh);
+        }
+      }
+    }
+  }
+
+  private void csv(String file, InputFile in) throws IOException {
+    try (CsvFileRecords records = new CsvFileRecords(file, in, null, 0, 0, FileSource.MAX_RECORD_BYTES)) {
+      List<String> header = records.header();
+      if (header == null) {
+        return;
+      }
+      List<Integer> fresh = new ArrayList<>();
+      Map<String, Integer> lower = new HashMap<>();
+      header.forEach(name -> lower.merge(name.toLowerCase(Locale.ROOT), 1, Integer::sum));
+      for (int i = 0; i < header.size(); i++) {
+        String name = header.get(i);
+        boolean isKnown = known(name, lower.get(name.toLowerCase(Locale.ROOT)) == 1) != null;
+        see(name, file, 1, true, !isKnown);
+        if (!isKnown) {
+          fresh.add(i);
+          inference.declare(name);
+        }
+      }
+      if (fresh.isEmpty()) {
+        return;
+      }
+      List<String> names = fresh.stream().map(header::get).toList();
+      while (true) {
+        List<String> row;
+        try {
+          row = records.nextRow();
+        } catch (BadRecordException e) {
+          continue;
+        }
+        if (row == null) {
+          break;
+        }
+        List<String> cells = new ArrayList<>(fresh.size());
+        fresh.forEach(i -> cells.add(row.get(i)));
+        inference.addText(names, cells);
+      }
+    }
+  }
+
+  private void avro(String file, InputFile in) throws IOException {
+    if (in.getLength() == 0) {
+      return;
+    }
+    org.apache.avro.Schema avro;
+    try (DataFileStream<Object> stream = new DataFileStream<>(in.newStream(), new GenericDatumReader<>())) {
+      avro = stream.getSchema();
+    } catch (IOException | RuntimeException e) {
+      if (Storage.isNotFound(e)) {
+        throw e;
+      }
+      return; // not Avro: reported when read
+    }
+    Schema fileSchema;
+    try {
+      fileSchema = AvroFileRecords.fileSchema(avro);
+    } catch (IllegalArgumentException e) {
+      return; // a union without a widest type: reported when read
+    }
+    typed(file, fileSchema);
+  }
+
+  /** Parquet and Avro: the columns of the file's own schema. */
+  private void typed(String file, Schema fileSchema) {
+    for (Types.NestedField column : fileSchema.columns()) {
+      String name = column.name();
+      Types.NestedField field = known(name, true);
+      if (field == null) {
+        SchemaDrift.Column before = fileTyped.get(name);
+        Type type = TypeUtil.assignIncreasingFreshIds(new Schema(Types.NestedField.optional(1, "x", column.type())))
+            .findField("x").type();
+        see(name, file, 0, false, true);
+        if (before == null) {
+          fileTyped.put(name, new SchemaDrift.Column(name, type, file, 0, false));
+        } else {
+          Type wider = wider(before.type(), type);
+          if (wider == null) {
+            conflicts.add(change(name, before.type(), before.file(), type, file));
+          } else {
+            fileTyped.put(name, new SchemaDrift.Column(name, wider, before.file(), 0, false));
+          }
+        }
+        continue;
+      }
+      see(field.name(), file, 0, false, false);
+      SchemaDrift.Column already = widened.get(field.name());
+      Type current = already != null ? already.type() : field.type();
+      Type wider = wider(current, column.type());
+      if (wider == null) {
+        conflicts.add(change(field.name(), current, already != null ? already.file() : "the source schema",
+            column.type(), file));
+      } else if (!SchemaDrift.sameShape(wider, current)) {
+        widened.put(field.name(), new SchemaDrift.Column(field.name(), wider, file, 0, false));
+      }
+    }
+  }
+
+  /** The type that reads both (the same shape, or the wider of two promotable primitives), or null. */
+  private static Type wider(Type a, Type b) {
+    if (SchemaDrift.sameShape(a, b)) {
+      return a;
+    }
+    if (a.isPrimitiveType() && b.isPrimitiveType()) {
+      if (TypeUtil.isPromotionAllowed(b, a.asPrimitiveType())) {
+        return a;
+      } else if (TypeUtil.isPromotionAllowed(a, b.asPrimitiveType())) {
+        return b;
+      }
+    }
+    if (!a.isPrimitiveType() && !b.isPrimitiveType() && a.typeId() == b.typeId()) {
+      return a; // nested columns are matched field by field when read
+    }
+    return null;
+  }
+
+  private static String change(String name, Type before, String beforeWhere, Type now, String file) {
+    return "Column '" + name + "' changes type: " + before + " in " + beforeWhere + ", " + now + " in " + file
+        + "; only int to long, float to double and wider decimals are followed";
+  }
+}

@@ -1,0 +1,106 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.FieldSchema;
+import org.apache.hadoop.hive.metastore.api.Partition;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Schema drift into a Hive table (issue 15, point 2): a column that first appears in a later file stops the job
+ * naming column, file and line; with {@code --add-new-columns} the table (and its existing partitions) get it by
+ * {@code ALTER TABLE ADD COLUMNS ... CASCADE} and its values land.
+ */
+class HiveSchemaDriftIT {
+  @TempDir Path dir;
+
+  @Test
+  void aColumnNewInALaterFileIsAddedWithTheOptionAndStopsTheJobWithoutIt() throws Exception {
+    try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
+      Path day1 = SchemaDriftTest.jsonLines(dir.resolve("day1/a.jsonl"), 0, 2_000,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 3) + "\", \"name\": \"n" + i + "\"}");
+      Path day2 = SchemaDriftTest.jsonLines(dir.resolve("day2/a.jsonl"), 2_000, 6_000,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 4) + "\", \"name\": \"n" + i + "\""
+              + (i >= 5_000 ? ", \"coupon\": \"c" + i + "\"" : "") + "}");
+      assertThat(ingest(hms, day1, "day1").exitCode()).isZero();
+
+      CliRun stopped = ingest(hms, day2, "day2");
+
+      assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+      assertThat(stopped.err()).contains("'coupon'").contains(day2 + " line 3001").contains("--add-new-columns");
+      assertThat(rows(hms, "id")).as("nothing of day 2 committed").isEqualTo(2_000);
+
+      CliRun added = ingest(hms, day2, "day2", "--add-new-columns");
+
+      assertThat(added.exitCode()).as(added.toString()).isZero();
+      HiveMetaStoreClient client = hms.newClient();
+      try {
+        assertThat(client.getTable("shop", "events").getSd().getCols()).extracting(FieldSchema::getName)
+            .containsExactly("id", "name", "coupon");
+        for (Partition partition : client.listPartitions("shop", "events", (short) -1)) {
+          assertThat(partition.getSd().getCols()).as("partition %s", partition.getValues())
+              .extracting(FieldSchema::getName).contains("coupon");
+        }
+      } finally {
+        client.close();
+      }
+      assertThat(rows(hms, "coupon")).as("coupon values").isEqualTo(1_000);
+      CliRun verify = CliRun.of("verify", "--source", dir.resolve("day*/a.jsonl").toString(), "--table",
+          "shop.events", "--target", "hive", "--metastore-uri", hms.uri(), "--key", "id", "--json");
+      assertThat(verify.exitCode()).as(verify.toString()).isZero();
+      assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+    }
+  }
+
+  private CliRun ingest(HiveMetastoreServer hms, Path input, String job, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", "shop.events",
+        "--target", "hive", "--metastore-uri", hms.uri(), "--partition-by", "region", "--job-id", job,
+        "--checkpoint-every-records", "1500", "--checkpoint-dir", dir.resolve("ckpt").resolve(job).toString(),
+        "-C", "warehouse=" + dir.resolve("wh").toUri()));
+    args.addAll(List.of(extra));
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  /** Rows of the table's data files (as a reader sees them, outside the staging area) with {@code column} set. */
+  private long rows(HiveMetastoreServer hms, String column) throws Exception {
+    long count = 0;
+    List<Path> files;
+    try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(dir.resolve("wh/shop.db/events"))) {
+      files = walk.filter(p -> p.toString().endsWith(".parquet") && !p.toString().contains("/.")).toList();
+    }
+    for (Path file : files) {
+      org.apache.iceberg.io.InputFile in = org.apache.iceberg.Files.localInput(file.toFile());
+      org.apache.iceberg.Schema fileSchema;
+      try (org.apache.parquet.hadoop.ParquetFileReader reader = org.apache.parquet.hadoop.ParquetFileReader.open(
+          org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(file.toUri()),
+              new org.apache.hadoop.conf.Configuration()))) {
+        fileSchema = org.apache.iceberg.parquet.ParquetSchemaUtil.convert(reader.getFooter().getFileMetaData()
+            .getSchema());
+      }
+      if (fileSchema.findField(column) == null) {
+        continue; // written before the column was added: null in every row
+      }
+      org.apache.iceberg.Schema projection = fileSchema.select(column);
+      try (CloseableIterable<org.apache.iceberg.data.Record> records = org.apache.iceberg.parquet.Parquet.read(in)
+          .project(projection)
+          .createReaderFunc(type -> org.apache.iceberg.data.parquet.GenericParquetReaders.buildReader(projection,
+              type))
+          .withNameMapping(org.apache.iceberg.mapping.MappingUtil.create(fileSchema))
+          .build()) {
+        for (org.apache.iceberg.data.Record record : records) {
+          if (record.getField(column) != null) {
+            count++;
+          }
+        }
+      }
+    }
+    return count;
+  }
+}

@@ -1,0 +1,207 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Schema drift (issue 15, point 2): a column that first appears after the sampled rows or in a later file is never
+ * dropped. A table the run creates gets every input column; an existing table gets new optional columns and
+ * widened types with {@code --add-new-columns}, and without it the job stops naming the column, file and line.
+ */
+class SchemaDriftTest {
+  @TempDir Path dir;
+
+  private Path wh() {
+    return dir.resolve("wh");
+  }
+
+  static Path jsonLines(Path file, int from, int to, IntFunction<String> line) throws IOException {
+    Files.createDirectories(file.getParent());
+    try (BufferedWriter out = Files.newBufferedWriter(file)) {
+      for (int i = from; i < to; i++) {
+        out.write(line.apply(i));
+        out.write('\n');
+      }
+    }
+    return file;
+  }
+
+  private CliRun ingest(Path input, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", "drift.events",
+        "--warehouse", wh().toString(), "--checkpoint-every-records", "4000"));
+    args.addAll(List.of(extra));
+    return CliRun.of(args.toArray(String[]::new));
+  }
+
+  private CliRun verify(String source) {
+    return CliRun.of("verify", "--source", source, "--table", "drift.events", "--warehouse", wh().toString(),
+        "--key", "id", "--json");
+  }
+
+  private Catalog catalog() {
+    return CatalogUtil.buildIcebergCatalog("lakecommit", Map.of("type", "jdbc",
+        "uri", "jdbc:sqlite:" + wh().toAbsolutePath().resolve("catalog.db"),
+        "warehouse", wh().toAbsolutePath().toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration());
+  }
+
+  private Table table() {
+    return catalog().loadTable(TableIdentifier.of("drift", "events"));
+  }
+
+  /** Column values by id. */
+  private Map<Long, Object> column(String name) throws IOException {
+    Map<Long, Object> values = new HashMap<>();
+    try (CloseableIterable<Record> rows = IcebergGenerics.read(table()).build()) {
+      for (Record row : rows) {
+        assertThat(values.put((Long) row.getField("id"), row.getField(name))).as("duplicate").isNull();
+      }
+    }
+    return values;
+  }
+
+  private static void assertAudited(CliRun verify) {
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+  }
+
+  @Test
+  void aColumnFirstSeenAtRow15001IsKeptInATableTheRunCreates() throws Exception {
+    Path input = jsonLines(dir.resolve("in/a.jsonl"), 0, 20_000, i -> i < 15_000
+        ? "{\"id\": " + i + ", \"name\": \"n" + i + "\"}"
+        : "{\"id\": " + i + ", \"name\": \"n" + i + "\", \"late\": " + (i * 2) + "}");
+
+    CliRun run = ingest(input);
+
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(table().schema().findField("late")).isNotNull();
+    assertThat(table().schema().findField("late").type()).isEqualTo(Types.LongType.get());
+    Map<Long, Object> late = column("late");
+    assertThat(late).hasSize(20_000);
+    assertThat(late.get(15_000L)).isEqualTo(30_000L);
+    assertThat(late.get(19_999L)).isEqualTo(39_998L);
+    assertThat(late.get(14_999L)).isNull();
+    assertAudited(verify(input.toString()));
+  }
+
+  @Test
+  void aColumnNewInALaterFileStopsTheJobNamingColumnFileAndLineUnlessAdded() throws Exception {
+    Path day1 = jsonLines(dir.resolve("day1/a.jsonl"), 0, 5_000, i -> "{\"id\": " + i + ", \"name\": \"n" + i + "\"}");
+    assertThat(ingest(day1).exitCode()).isZero();
+    long snapshot = table().currentSnapshot().snapshotId();
+    Path day2 = jsonLines(dir.resolve("day2/a.jsonl"), 5_000, 10_000, i -> i < 9_000
+        ? "{\"id\": " + i + ", \"name\": \"n" + i + "\"}"
+        : "{\"id\": " + i + ", \"name\": \"n" + i + "\", \"coupon\": \"c" + i + "\"}");
+
+    CliRun stopped = ingest(day2);
+
+    assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+    assertThat(stopped.err()).contains("'coupon'").contains(day2 + " line 4001").contains("--add-new-columns")
+        .doesNotContain("addNewColumns");
+    assertThat(table().currentSnapshot().snapshotId()).as("nothing committed").isEqualTo(snapshot);
+    assertThat(table().schema().findField("coupon")).isNull();
+
+    CliRun added = ingest(day2, "--add-new-columns");
+
+    assertThat(added.exitCode()).as(added.toString()).isZero();
+    assertThat(table().schema().findField("coupon").isOptional()).isTrue();
+    Map<Long, Object> coupon = column("coupon");
+    assertThat(coupon).hasSize(10_000);
+    assertThat(coupon.get(9_500L)).isEqualTo("c9500");
+    assertThat(coupon.get(100L)).isNull();
+    assertAudited(verify(dir.resolve("day*/a.jsonl").toString()));
+  }
+
+  @Test
+  void aCsvFileWithANewHeaderColumnIsCaughtToo() throws Exception {
+    Path day1 = Files.createDirectories(dir.resolve("day1")).resolve("a.csv");
+    Files.writeString(day1, "id,name\n1,a\n2,b\n");
+    assertThat(ingest(day1).exitCode()).isZero();
+    Path day2 = Files.createDirectories(dir.resolve("day2")).resolve("a.csv");
+    Files.writeString(day2, "id,name,score\n3,c,1.5\n4,d,\n");
+
+    CliRun stopped = ingest(day2);
+    assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+    assertThat(stopped.err()).contains("'score'").contains(day2 + " line 1").contains("--add-new-columns");
+
+    assertThat(ingest(day2, "--add-new-columns").exitCode()).isZero();
+    assertThat(table().schema().findField("score").type()).isEqualTo(Types.DoubleType.get());
+    assertThat(column("score")).containsEntry(3L, 1.5).containsEntry(4L, null).containsEntry(1L, null);
+    assertAudited(verify(dir.resolve("day*/a.csv").toString()));
+  }
+
+  @Test
+  void intWidensToLongWithTheOptionAndOtherTypeChangesStopTheJob() throws Exception {
+    Path day1 = jsonLines(dir.resolve("day1/a.jsonl"), 0, 100, i -> "{\"id\": " + i + ", \"n\": " + i + "}");
+    assertThat(ingest(day1, "--schema", "id long, n int").exitCode()).isZero();
+    Path day2 = jsonLines(dir.resolve("day2/a.jsonl"), 100, 200,
+        i -> "{\"id\": " + i + ", \"n\": " + (3_000_000_000L + i) + "}");
+
+    CliRun stopped = ingest(day2);
+    assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+    assertThat(stopped.err()).contains("Column 'n' is int in table drift.events but long in the input")
+        .contains(day2 + " line 1").contains("--add-new-columns");
+
+    CliRun widened = ingest(day2, "--add-new-columns");
+    assertThat(widened.exitCode()).as(widened.toString()).isZero();
+    assertThat(table().schema().findField("n").type()).isEqualTo(Types.LongType.get());
+    assertThat(column("n")).containsEntry(5L, 5L).containsEntry(150L, 3_000_000_150L);
+
+    Path day3 = jsonLines(dir.resolve("day3/a.jsonl"), 200, 210, i -> "{\"id\": " + i + ", \"n\": \"x" + i + "\"}");
+    CliRun changed = ingest(day3, "--add-new-columns");
+    assertThat(changed.exitCode()).as(changed.toString()).isNotZero();
+    assertThat(changed.err()).contains("Column 'n' is long in table drift.events but string in the input")
+        .contains(day3 + " line 1").contains("can only widen");
+    assertAudited(verify(dir.resolve("day{1,2}/a.jsonl").toString()));
+  }
+
+  /**
+   * A crash between the schema change and the first data commit: the run evolves the table, then fails before it
+   * commits anything (its checkpoint directory cannot be created); the same command again finds the table evolved,
+   * commits every row once, and the audit is exact.
+   */
+  @Test
+  void aCrashBetweenTheSchemaChangeAndTheDataCommitLosesAndDuplicatesNothing() throws Exception {
+    Path day1 = jsonLines(dir.resolve("day1/a.jsonl"), 0, 3_000, i -> "{\"id\": " + i + "}");
+    assertThat(ingest(day1).exitCode()).isZero();
+    long snapshot = table().currentSnapshot().snapshotId();
+    Path day2 = jsonLines(dir.resolve("day2/a.jsonl"), 3_000, 9_000, i -> i < 7_000
+        ? "{\"id\": " + i + "}" : "{\"id\": " + i + ", \"extra\": true}");
+    Path checkpoints = dir.resolve("ckpt");
+    Files.writeString(checkpoints, "a file where the checkpoint directory should be");
+    String[] args = {"--add-new-columns", "--job-id", "day2", "--checkpoint-dir", checkpoints.resolve("day2").toString()};
+
+    CliRun crashed = ingest(day2, args);
+
+    assertThat(crashed.exitCode()).as(crashed.toString()).isNotZero();
+    assertThat(table().schema().findField("extra")).as("the schema change landed").isNotNull();
+    assertThat(table().currentSnapshot().snapshotId()).as("no data commit").isEqualTo(snapshot);
+
+    Files.delete(checkpoints);
+    CliRun restarted = ingest(day2, args);
+
+    assertThat(restarted.exitCode()).as(restarted.toString()).isZero();
+    assertThat(column("extra")).hasSize(9_000).containsEntry(8_000L, true).containsEntry(5_000L, null);
+    assertAudited(verify(dir.resolve("day*/a.jsonl").toString()));
+    assertThat(ingest(day2, args).out()).contains("Nothing new to commit");
+  }
+}

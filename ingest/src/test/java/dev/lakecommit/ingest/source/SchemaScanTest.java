@@ -1,0 +1,96 @@
+package dev.lakecommit.ingest.source;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The scan of every record for columns the schema lacks (issue 15, point 2), per format. */
+class SchemaScanTest {
+  @TempDir
+  Path dir;
+
+  @Test
+  void jsonColumnsAfterTheSampleAreFoundWithTheirLineAndType() throws IOException {
+    StringBuilder text = new StringBuilder();
+    for (int i = 1; i <= 3_000; i++) {
+      text.append("{\"id\": ").append(i).append(i == 2_500 ? ", \"late\": {\"a\": 1.5}" : "")
+          .append(i == 2_999 ? ", \"later\": null" : "").append("}\n");
+    }
+    Sources.write(dir.resolve("in/a.jsonl"), text.toString());
+    FileSource source = Sources.of(dir.resolve("in"));
+    assertThat(source.schema().findField("late")).as("not in the sample").isNull();
+
+    SchemaDrift drift = source.scan();
+
+    assertThat(drift.added()).extracting(SchemaDrift.Column::name).containsExactly("late", "later");
+    assertThat(drift.added().get(0).where()).isEqualTo(dir.resolve("in/a.jsonl") + " line 2500");
+    assertThat(drift.added().get(0).type().asStructType().field("a").type()).isEqualTo(Types.DoubleType.get());
+    assertThat(drift.added().get(1).type()).isEqualTo(Types.StringType.get());
+    source.evolve(drift.plan(null, false, "t"));
+    List<Record> all = Sources.readAll(source);
+    assertThat(((Record) all.get(2_499).getField("late")).getField("a")).isEqualTo(1.5);
+  }
+
+  @Test
+  void aJsonFieldThatAppearsAfterTheScanFailsTheReadNamingIt() throws IOException {
+    Path file = Sources.lines(dir.resolve("in/a.jsonl"), "{\"id\": 1}", "{\"id\": 2}");
+    FileSource source = Sources.of(file);
+    source.evolve(source.scan().plan(null, false, "t"));
+    Files.writeString(file, "{\"id\": 3, \"sneaky\": 1}\n", StandardOpenOption.APPEND);
+
+    assertThatThrownBy(() -> Sources.readAll(source.badRecords(new DeadLetterFiles(dir.resolve("bad"), "job", 1))))
+        .isInstanceOf(IOException.class).isNotInstanceOf(BadRecordException.class)
+        .hasMessageContaining("Column 'sneaky' in " + file + " line 3");
+  }
+
+  @Test
+  void parquetFilesAddColumnsWidenTypesAndRefuseOtherChanges() throws IOException {
+    Schema first = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.IntegerType.get()));
+    Schema second = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.LongType.get()),
+        Types.NestedField.optional(3, "extra", Types.StringType.get()));
+    FileWriters.icebergParquet(dir.resolve("in/a.parquet"), first,
+        List.of(GenericRecord.create(first).copy(java.util.Map.of("id", 1L, "n", 7))), false);
+    FileWriters.icebergParquet(dir.resolve("in/b.parquet"), second,
+        List.of(GenericRecord.create(second).copy(java.util.Map.of("id", 2L, "n", 5_000_000_000L, "extra", "x"))), false);
+    FileSource source = Sources.of(dir.resolve("in"));
+    assertThat(source.schema().findField("n").type()).as("from the first file").isEqualTo(Types.IntegerType.get());
+
+    SchemaDrift drift = source.scan();
+
+    assertThat(drift.added()).extracting(SchemaDrift.Column::name).containsExactly("extra");
+    assertThat(drift.added().get(0).where()).isEqualTo("the schema of " + dir.resolve("in/b.parquet"));
+    assertThat(drift.widened().get("n").type()).isEqualTo(Types.LongType.get());
+    Schema table = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.IntegerType.get()));
+    assertThatThrownBy(() -> drift.plan(table, false, "db.t"))
+        .hasMessageContaining("Column 'n' is int in table db.t but long in the input")
+        .hasMessageContaining("--add-new-columns");
+    source.evolve(drift.plan(table, true, "db.t"));
+    List<Record> all = Sources.readAll(source);
+    assertThat(all).extracting(r -> r.getField("n")).containsExactly(7L, 5_000_000_000L);
+    assertThat(all).extracting(r -> r.getField("extra")).containsExactly(null, "x");
+
+    Schema third = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.StringType.get()));
+    FileWriters.icebergParquet(dir.resolve("in/c.parquet"), third,
+        List.of(GenericRecord.create(third).copy(java.util.Map.of("id", 3L, "n", "seven"))), false);
+    SchemaDrift changed = Sources.of(dir.resolve("in")).scan();
+    assertThat(changed.conflicts()).singleElement().asString()
+        .contains("Column 'n' changes type").contains("long in " + dir.resolve("in/b.parquet"))
+        .contains("string in " + dir.resolve("in/c.parquet"));
+    assertThatThrownBy(() -> changed.plan(null, true, "db.t")).hasMessageContaining("Column 'n' changes type");
+  }
+}
