@@ -108,8 +108,8 @@ class FormatsTest {
       try (var reader = source.open(position)) {
         reader.next();
       }
-    }).isInstanceOf(BadRecordException.class).hasMessageContaining("a.jsonl.gz")
-        .hasMessageContaining("fewer than the position to resume from");
+    }).isInstanceOf(ChangedInputException.class).hasMessageContaining("a.jsonl.gz")
+        .hasMessageContaining("changed: it ends before the");
   }
 
   @Test
