@@ -109,12 +109,12 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     for (String file : files) {
       Optional<InputFormat> byName = InputFormat.fromExtension(file);
       if (byName.isEmpty()) {
-        throw new IOException("Cannot tell the format of " + file + " from its name; give --format "
+        throw new IllegalArgumentException("Cannot tell the format of " + file + " from its name; give --format "
             + "(json, csv, parquet, avro)");
       }
       if (format != null && format != byName.get()) {
-        throw new IOException("Input " + input + " mixes formats: " + first + " is " + format + ", " + file + " is "
-            + byName.get() + "; give one format with --format, or a narrower input");
+        throw new IllegalArgumentException("Input " + input + " mixes formats: " + first + " is " + format + ", "
+            + file + " is " + byName.get() + "; give one format with --format, or a narrower input");
       }
       format = byName.get();
       first = first == null ? file : first;
@@ -133,7 +133,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
               : avroSchema(file, in));
         }
       }
-      throw new IOException("Cannot infer a schema: every file of " + input + " is empty; give a schema");
+      throw new IllegalArgumentException("Cannot infer a schema: every file of " + input + " is empty; give "
+          + "--schema");
     }
     Inference inference = new Inference();
     int sampled = 0;
@@ -144,9 +145,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       sample(Inputs.guarded(file, storage.open(file)), file, format, inference);
     }
     if (inference.isEmpty()) {
-      throw new IOException("Cannot infer a schema: the first " + Math.min(files.size(), SAMPLE_FILES)
+      throw new IllegalArgumentException("Cannot infer a schema: the first " + Math.min(files.size(), SAMPLE_FILES)
           + " file(s) of " + input + " hold no " + (format == InputFormat.CSV ? "CSV header" : "JSON objects")
-          + "; give a schema");
+          + "; give --schema");
     }
     return inference.schema();
   }
@@ -199,6 +200,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       InputReadException read = InputReadException.in(e);
       if (read != null) {
         throw read; // unreadable: the real read could not go past it either
+      }
+      if (e instanceof IOException && !(e instanceof ChangedInputException)) {
+        throw Inputs.failure(file, e); // a corrupt compressed stream: named with its file
       }
       throw e;
     }
@@ -495,7 +499,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           if (read != null) {
             throw read;
           }
-          if (Storage.isNotFound(e)) {
+          if (Storage.isNotFound(e) || (e instanceof IOException && !(e instanceof ChangedInputException)
+              && !(e instanceof BadRecordLimitException))) {
+            // a read error (a truncated compressed stream too) fails the job, named with its file
             throw Inputs.failure(file, e);
           }
           throw e;

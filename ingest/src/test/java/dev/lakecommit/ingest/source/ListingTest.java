@@ -34,7 +34,7 @@ class ListingTest {
         .containsExactly(in + "/a.jsonl");
 
     assertThatThrownBy(() -> FileSource.of(in, null, null, Map.of(), null))
-        .isInstanceOf(IOException.class)
+        .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("Input " + in + " mixes formats: " + in + "/a.jsonl is JSON, " + in + "/x.csv is CSV; give one "
             + "format with --format, or a narrower input");
     assertThatThrownBy(() -> FileSource.of(in + "/*.txt", null, null, Map.of(), null))
