@@ -65,7 +65,7 @@ public final class OrphanFiles {
     int listed = 0;
     Set<String> seen = new HashSet<>();
     for (String prefix : prefixes(table)) {
-      for (FileInfo file : io.listPrefix(prefix)) {
+      for (FileInfo file : list(io, prefix)) {
         String location = normalize(file.location());
         if (!seen.add(location)) {
           continue;
@@ -93,6 +93,48 @@ public final class OrphanFiles {
     LOG.info("Deleted {} orphan files of table {} ({} unreferenced staged files of live checkpoints kept)",
         deleted.size(), table.name(), plan.keptStaged().size());
     return new Result(deleted);
+  }
+
+  /**
+   * The files under a prefix. Local directories are walked with {@code java.nio}, skipping files that vanish
+   * while listed (Hadoop's local listing fails on them, and commits delete their failed attempts' files all the
+   * time); other stores are listed by the table's {@code FileIO}.
+   */
+  private static Iterable<FileInfo> list(SupportsPrefixOperations io, String prefix) throws IOException {
+    String normalized = normalize(prefix);
+    if (!normalized.startsWith("/")) {
+      return io.listPrefix(prefix);
+    }
+    java.nio.file.Path root = java.nio.file.Paths.get(normalized);
+    List<FileInfo> files = new ArrayList<>();
+    if (!java.nio.file.Files.isDirectory(root)) {
+      return files;
+    }
+    java.nio.file.Files.walkFileTree(root, new java.nio.file.SimpleFileVisitor<>() {
+      @Override
+      public java.nio.file.FileVisitResult visitFile(java.nio.file.Path file,
+          java.nio.file.attribute.BasicFileAttributes attributes) {
+        String name = file.getFileName().toString();
+        if (name.startsWith(".") && name.endsWith(".crc")
+            && java.nio.file.Files.exists(file.resolveSibling(name.substring(1, name.length() - 4)))) {
+          return java.nio.file.FileVisitResult.CONTINUE; // Hadoop's checksum of a file: it goes with the file
+        }
+        if (attributes.isRegularFile()) {
+          files.add(new FileInfo("file:" + file, attributes.size(), attributes.lastModifiedTime().toMillis()));
+        }
+        return java.nio.file.FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public java.nio.file.FileVisitResult visitFileFailed(java.nio.file.Path file, IOException e)
+          throws IOException {
+        if (e instanceof java.nio.file.NoSuchFileException) {
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+        throw e;
+      }
+    });
+    return files;
   }
 
   /** Whether a staged file belongs to a checkpoint above its job's watermark that a run may still commit. */

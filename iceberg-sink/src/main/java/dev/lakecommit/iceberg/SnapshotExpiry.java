@@ -45,14 +45,9 @@ public final class SnapshotExpiry {
     ExpireSnapshots expire = configure(table, olderThan, retainLast, new LinkedHashMap<>());
     Map<String, Long> protectedBy = new LinkedHashMap<>();
     Instant cutoff = cutoff(table, olderThan, protectedBy);
-    Set<Long> kept = new HashSet<>();
-    expire.apply().forEach(snapshot -> kept.add(snapshot.snapshotId()));
     List<Long> expired = new ArrayList<>();
-    for (Snapshot snapshot : table.snapshots()) {
-      if (!kept.contains(snapshot.snapshotId())) {
-        expired.add(snapshot.snapshotId());
-      }
-    }
+    expire.apply().forEach(snapshot -> expired.add(snapshot.snapshotId())); // apply() names what would go
+    java.util.Collections.sort(expired);
     return new Plan(expired, protectedBy, cutoff);
   }
 
@@ -65,9 +60,7 @@ public final class SnapshotExpiry {
           table.io().deleteFile(location);
           deleted.add(location);
         });
-    List<Snapshot> kept = expire.apply();
-    kept.forEach(snapshot -> before.remove(snapshot.snapshotId()));
-    if (before.isEmpty()) {
+    if (expire.apply().isEmpty()) {
       return new Result(List.of(), 0);
     }
     expire.commit();
