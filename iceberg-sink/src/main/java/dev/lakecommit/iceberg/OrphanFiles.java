@@ -63,6 +63,7 @@ public final class OrphanFiles {
     List<String> orphans = new ArrayList<>();
     List<String> keptStaged = new ArrayList<>();
     int listed = 0;
+    int matched = 0;
     Set<String> seen = new HashSet<>();
     for (String prefix : prefixes(table)) {
       for (FileInfo file : list(io, prefix)) {
@@ -71,7 +72,11 @@ public final class OrphanFiles {
           continue;
         }
         listed++;
-        if (referenced.contains(location) || file.createdAtMillis() > cutoff) {
+        if (referenced.contains(location)) {
+          matched++;
+          continue;
+        }
+        if (file.createdAtMillis() > cutoff) {
           continue;
         }
         if (liveStaged(layout, metadata, location, cutoff, now)) {
@@ -80,6 +85,12 @@ public final class OrphanFiles {
           orphans.add(file.location());
         }
       }
+    }
+    if (matched == 0 && metadata.currentSnapshot() != null) {
+      // The current metadata file alone is under the location: a listing that matches nothing spells locations
+      // differently from the metadata (another scheme or authority) and would take every file for an orphan.
+      throw new IllegalStateException("Refusing to remove orphans of table " + table.name() + ": none of the "
+          + listed + " files listed under " + prefixes(table) + " matches a location its metadata references");
     }
     return new Plan(List.copyOf(orphans), List.copyOf(keptStaged), listed);
   }
@@ -238,8 +249,13 @@ public final class OrphanFiles {
     }
   }
 
-  /** One spelling per file: {@code file:/x}, {@code file:///x} and {@code /x} are the same local file. */
+  /** One spelling per file: {@code file:/x}, {@code file:///x} and {@code /x}; {@code s3a://} and {@code s3://}. */
   static String normalize(String location) {
+    for (String scheme : List.of("s3a://", "s3n://")) {
+      if (location.startsWith(scheme)) {
+        return "s3://" + location.substring(scheme.length()); // one object, whichever client names it
+      }
+    }
     if (location.startsWith("file:///")) {
       return location.substring("file://".length());
     }

@@ -84,6 +84,37 @@ class MaintainCommandTest {
         .exitCode()).isZero();
   }
 
+  /**
+   * {@code ingest --maintain-every 5}: maintenance rounds run on their own thread while the job commits 20
+   * checkpoints; the job succeeds, the rows are exact, at least one round compacted, and a rerun commits nothing.
+   */
+  @Test
+  void anIngestMaintainsItsTableEveryNCommits() throws Exception {
+    CliRun run = CliRun.of(withTable("ingest", "--input", CliTest.SAMPLE.toString(), "--checkpoint-every-records",
+        "100", "--max-rows-per-file", "20", "--maintain-every", "5", "--maintain-retain-last", "1000"));
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(run.out()).contains("Committed 2,000 rows in 20 checkpoint(s)");
+    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
+        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
+            "demo.orders"));
+    List<String> maintenance = new ArrayList<>();
+    table.snapshots().forEach(snapshot -> {
+      if (snapshot.summary().containsKey("lakecommit.maintenance")) {
+        maintenance.add(snapshot.summary().get("lakecommit.maintenance"));
+      }
+    });
+    assertThat(maintenance).contains("compaction");
+    CliRun verify = CliRun.of(withTable("verify", "--source", CliTest.SAMPLE.toString(), "--key", "order_id"));
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+
+    CliRun hive = CliRun.of(withTable("ingest", "--input", CliTest.SAMPLE.toString(), "--target", "hive",
+        "--metastore-uri", "thrift://localhost:1", "--maintain-every", "5"));
+    assertThat(hive.exitCode()).as(hive.toString()).isEqualTo(2);
+    assertThat(hive.err()).contains("Iceberg tables only");
+  }
+
   @Test
   void hiveTablesAndNothingToDoAreUsageErrors() {
     CliRun hive = CliRun.of(withTable("maintain", "--target", "hive", "--metastore-uri", "thrift://localhost:1",

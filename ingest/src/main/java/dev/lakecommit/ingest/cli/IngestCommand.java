@@ -55,6 +55,8 @@ public final class IngestCommand implements Callable<Integer> {
 
   @Mixin WriteOptions write;
 
+  @Mixin MaintainOptions maintain;
+
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
           + "for --target hive partition columns only (col1,col2).")
@@ -167,6 +169,7 @@ public final class IngestCommand implements Callable<Integer> {
       }
     }
     runtime.check();
+    maintain.check(table);
   }
 
   private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId,
@@ -175,7 +178,8 @@ public final class IngestCommand implements Callable<Integer> {
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
-    try (Progress progress = new Progress(out, System.console() != null, rowsRead)) {
+    try (Progress progress = new Progress(out, System.console() != null, rowsRead);
+        PeriodicMaintenance maintenance = maintain.around(sink, progress)) {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
       if (router != null) {
         builder.router(router);
@@ -188,7 +192,7 @@ public final class IngestCommand implements Callable<Integer> {
           .checkpointInterval(checkpointInterval)
           .restoreBehind(restoreBehind)
           .freshStartOnNewTarget(startAfreshOnNewTable)
-          .listener(progress)
+          .listener(maintenance == null ? progress : maintenance)
           .build()
           .run();
     }
