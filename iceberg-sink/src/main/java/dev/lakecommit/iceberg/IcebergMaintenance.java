@@ -79,7 +79,10 @@ public final class IcebergMaintenance {
     return SnapshotExpiry.run(table(), olderThan, retainLast);
   }
 
-  /** Files under the table's locations referenced by no snapshot and older than {@code minAge} (see {@link OrphanFiles}). */
+  /**
+   * Files under the table's locations referenced by no snapshot and older than {@code minAge}, except staged files
+   * a run may still commit (see {@link OrphanFiles}).
+   */
   public OrphanFiles.Plan planOrphans(Duration minAge) throws IOException {
     return OrphanFiles.plan(table(), minAge, Instant.now());
   }

@@ -42,7 +42,8 @@ public final class MaintainCommand implements Callable<Integer> {
   int keepCheckpoints = IcebergMaintenance.DEFAULT_KEEP_CHECKPOINTS;
 
   @Option(names = "--expire-older-than", paramLabel = "DURATION", converter = DurationConverter.class,
-      description = "Expire snapshots older than this (e.g. 7d, 12h); with --retain-last alone: all beyond the newest N.")
+      description = "Expire snapshots older than this (e.g. 7d, 12h); with --retain-last alone: all beyond the "
+          + "newest N.")
   Duration expireOlderThan;
 
   @Option(names = "--retain-last", paramLabel = "N", description = "Keep at least the newest N snapshots of each "
