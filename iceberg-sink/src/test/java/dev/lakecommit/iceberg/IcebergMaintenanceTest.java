@@ -366,8 +366,8 @@ class IcebergMaintenanceTest {
 
   /**
    * A crash after the compacted files are written and before the commit: the table is unchanged, the leftover
-   * files are orphans that orphan removal takes once old enough, and the compaction run again commits. Run once
-   * more after its commit, it finds nothing left to do.
+   * files are orphans that orphan removal takes once old enough (also after a crash during that deletion), and the
+   * compaction run again commits. Run once more after its commit, it finds nothing left to do.
    */
   @Test
   void crashBeforeAndAfterTheCompactionCommit() throws Exception {
@@ -394,8 +394,23 @@ class IcebergMaintenanceTest {
     OrphanFiles.Plan plan = maintenance.planOrphans(IcebergMaintenance.DEFAULT_ORPHAN_AGE);
     assertThat(plan.orphans()).map(OrphanFiles::normalize).containsExactlyInAnyOrderElementsOf(leftovers);
     assertThat(compactedFiles(dir.resolve("warehouse"))).hasSameSizeAs(leftovers); // planning deleted nothing
-    maintenance.removeOrphans(IcebergMaintenance.DEFAULT_ORPHAN_AGE);
+    // A crash during orphan deletion: one file gone, the rest still there; the next run deletes the rest.
+    IcebergMaintenance crashingDelete = IcebergMaintenance.of(fixture.newCatalog(), TestTables.IDENT)
+        .beforeOrphanDelete(() -> {
+          try {
+            Files.delete(Path.of(leftovers.get(0)));
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+          throw new SimulatedCrash("during orphan deletion", 0);
+        });
+    assertThatThrownBy(() -> crashingDelete.removeOrphans(IcebergMaintenance.DEFAULT_ORPHAN_AGE))
+        .isInstanceOf(SimulatedCrash.class);
+    assertThat(compactedFiles(dir.resolve("warehouse"))).hasSize(leftovers.size() - 1);
+    assertThat(maintenance.removeOrphans(IcebergMaintenance.DEFAULT_ORPHAN_AGE).deleted()).hasSize(
+        leftovers.size() - 1);
     assertThat(compactedFiles(dir.resolve("warehouse"))).isEmpty();
+    assertThat(assertExactPrefix(maintenance.table())).isEqualTo(200);
 
     Compaction.Result committed = maintenance.compact(0);
     assertThat(committed.outcome()).isEqualTo(Compaction.Outcome.COMMITTED);
