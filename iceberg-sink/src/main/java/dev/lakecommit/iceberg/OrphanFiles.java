@@ -182,14 +182,22 @@ public final class OrphanFiles {
     return claimed.isEmpty() || claimed.get().toEpochMilli() > cutoff; // the fencing run may still restore it
   }
 
-  /** When the run took its epoch, from its description ({@code ... at <instant>}), if it says. */
+  /**
+   * When the run took its epoch, from its description ({@code pid 12 on host at <instant>[, attempt 2]}, as
+   * {@link RunEpoch#thisProcess()} writes it), if it says.
+   */
   static Optional<Instant> claimTime(RunEpoch epoch) {
     int at = epoch.run().lastIndexOf(" at ");
     if (at < 0) {
       return Optional.empty();
     }
+    String rest = epoch.run().substring(at + 4).trim();
+    int end = 0;
+    while (end < rest.length() && rest.charAt(end) != ',' && !Character.isWhitespace(rest.charAt(end))) {
+      end++;
+    }
     try {
-      return Optional.of(Instant.parse(epoch.run().substring(at + 4).trim()));
+      return Optional.of(Instant.parse(rest.substring(0, end)));
     } catch (java.time.format.DateTimeParseException e) {
       return Optional.empty();
     }

@@ -454,13 +454,24 @@ class IcebergMaintenanceTest {
       // The fencing run claimed long ago: its restore is over, the fenced run's files are garbage.
       Table table = maintenance.table();
       table.updateProperties().set(RunEpoch.key(JOB),
-          new RunEpoch(epoch, "pid 1 on host at " + Instant.now().minus(OLD)).value()).commit();
+          new RunEpoch(epoch, "pid 1 on host at " + Instant.now().minus(OLD) + ", attempt 1").value()).commit();
       assertThat(maintenance.removeOrphans(IcebergMaintenance.DEFAULT_ORPHAN_AGE).deleted())
           .map(OrphanFiles::normalize).containsExactly(OrphanFiles.normalize(fencedRecent));
       assertThat(Files.exists(local(ownLive))).isTrue();
       assertThat(assertExactPrefix(maintenance.table())).isEqualTo(100);
       assertReferencedFilesExist(maintenance.table());
     }
+  }
+
+  /** The claim time is read from run descriptions as the runtime and the engine adapters write them. */
+  @Test
+  void claimTimesAreReadFromRunDescriptions() {
+    Instant now = Instant.parse("2026-12-01T02:10:00.123Z");
+    assertThat(OrphanFiles.claimTime(new RunEpoch(3, "pid 7 on h at " + now + ", attempt 2"))).hasValue(now);
+    assertThat(OrphanFiles.claimTime(new RunEpoch(3, "Flink job submitted from pid 7 on h at " + now)))
+        .hasValue(now);
+    assertThat(OrphanFiles.claimTime(new RunEpoch(3, RunEpoch.thisProcess() + ", attempt 1"))).isPresent();
+    assertThat(OrphanFiles.claimTime(new RunEpoch(3, "someone"))).isEmpty();
   }
 
   private static String staged(StagingLayout layout, long checkpoint, long epoch) {
