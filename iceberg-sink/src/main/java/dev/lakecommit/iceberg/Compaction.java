@@ -174,7 +174,13 @@ public final class Compaction {
       throw e;
     }
     table.refresh();
-    long snapshotId = table.currentSnapshot().snapshotId();
+    long snapshotId = -1; // the newest compaction in the history: a checkpoint commit may already be on top of it
+    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(table.currentSnapshot().snapshotId(), table::snapshot)) {
+      if ("compaction".equals(snapshot.summary().get(MAINTENANCE_KEY))) {
+        snapshotId = snapshot.snapshotId();
+        break;
+      }
+    }
     LOG.info("Compacted {} files of table {} into {} in {} partitions (snapshot {})", plan.files(), table.name(),
         written.size(), plan.bins().size(), snapshotId);
     return new Result(Outcome.COMMITTED, snapshotId, plan.files(), written.size(), null);
