@@ -190,6 +190,14 @@ public final class IcebergSink<IN>
     return new IcebergTarget(catalog, config.table, config.branch, layout);
   }
 
+  /**
+   * Maintenance of the sink's table (compaction, snapshot expiry, orphan removal, manifest rewrite) on the sink's
+   * catalog: usable until the sink is closed.
+   */
+  public IcebergMaintenance maintenance() {
+    return IcebergMaintenance.of(catalog, config.table);
+  }
+
   @Override
   public SimpleVersionedSerializer<IcebergCommittable> aggregatedCommitSerializer() {
     return new IcebergCommittable.Serializer();

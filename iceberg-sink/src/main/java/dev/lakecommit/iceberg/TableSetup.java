@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
 final class TableSetup {
   private static final Logger LOG = LoggerFactory.getLogger(TableSetup.class);
 
+  /** Metadata files a table the sink creates keeps besides the current one, unless the user sets its own. */
+  static final int DEFAULT_PREVIOUS_VERSIONS_MAX = 100;
+
   private TableSetup() {}
 
   /**
@@ -70,7 +73,11 @@ final class TableSetup {
       }
     }
     Schema schema = config.createSchema;
-    Map<String, String> properties = config.tableProperties;
+    Map<String, String> properties = new java.util.HashMap<>(config.tableProperties);
+    // Bounded metadata: without these Iceberg keeps every metadata.json of a table committed every checkpoint.
+    properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true");
+    properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_PREVIOUS_VERSIONS_MAX,
+        Integer.toString(DEFAULT_PREVIOUS_VERSIONS_MAX));
     if (config.mode == CommitMode.UPSERT) {
       // Upserts need delete files (format v2) and a key; the key becomes the table's identifier fields.
       properties = new java.util.HashMap<>(properties);

@@ -70,7 +70,7 @@ class CliTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"ingest", "verify", "status", "cleanup"})
+  @ValueSource(strings = {"ingest", "verify", "status", "cleanup", "maintain"})
   void everyCommandHasHelp(String command) {
     CliRun help = CliRun.of(command, "--help");
     assertThat(help.exitCode()).isZero();

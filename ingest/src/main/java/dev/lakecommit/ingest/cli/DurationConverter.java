@@ -5,7 +5,7 @@ import java.util.Locale;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Durations as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h} or ISO-8601 ({@code PT30S}). */
+/** Durations as {@code 500ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 3d} or ISO-8601 ({@code PT30S}). */
 public final class DurationConverter implements ITypeConverter<Duration> {
   @Override
   public Duration convert(String value) {
@@ -22,10 +22,11 @@ public final class DurationConverter implements ITypeConverter<Duration> {
         case 's' -> Duration.ofSeconds(amount);
         case 'm' -> Duration.ofMinutes(amount);
         case 'h' -> Duration.ofHours(amount);
+        case 'd' -> Duration.ofDays(amount);
         default -> throw new NumberFormatException();
       };
     } catch (RuntimeException e) {
-      throw new TypeConversionException("Invalid duration: '" + value + "' (use 500ms, 30s, 5m, 1h or PT30S)");
+      throw new TypeConversionException("Invalid duration: '" + value + "' (use 500ms, 30s, 5m, 1h, 3d or PT30S)");
     }
   }
 }

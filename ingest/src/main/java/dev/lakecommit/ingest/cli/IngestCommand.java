@@ -56,6 +56,8 @@ public final class IngestCommand implements Callable<Integer> {
 
   @Mixin WriteOptions write;
 
+  @Mixin MaintainOptions maintain;
+
   // Commas inside a transform's parentheses (bucket(16, id)) do not split.
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",(?![^()]*\\))", splitSynopsisLabel = ",",
       description = "Partitioning of a table the tool creates: col, day(col), bucket(16, col), ...; "
@@ -212,6 +214,7 @@ public final class IngestCommand implements Callable<Integer> {
           : "Invalid value for option --max-bad-records: " + maxBadRecords + " (must be >= 0)");
     }
     runtime.check();
+    maintain.check(table);
   }
 
   private JobResult run(PrintWriter out, Sink<Record, ?, ?> sink, FileSource source, JobId jobId,
@@ -220,7 +223,8 @@ public final class IngestCommand implements Callable<Integer> {
         jobId);
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
-    try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal)) {
+    try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal);
+        PeriodicMaintenance maintenance = maintain.around(sink, progress)) {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
       if (router != null) {
         builder.router(router);
@@ -233,7 +237,7 @@ public final class IngestCommand implements Callable<Integer> {
           .checkpointInterval(checkpointInterval)
           .restoreBehind(restoreBehind)
           .freshStartOnNewTarget(startAfreshOnNewTable)
-          .listener(progress)
+          .listener(maintenance == null ? progress : maintenance)
           .build()
           .run();
     }

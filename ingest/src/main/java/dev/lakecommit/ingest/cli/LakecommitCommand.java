@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
 @Command(name = "lakecommit", mixinStandardHelpOptions = true, versionProvider = LakecommitCommand.Version.class,
     description = "Exactly-once ingestion into Iceberg or Hive tables: one idempotent commit per checkpoint.",
     subcommands = {IngestCommand.class, VerifyCommand.class, StatusCommand.class, CleanupCommand.class,
-        CommandLine.HelpCommand.class})
+        MaintainCommand.class, CommandLine.HelpCommand.class})
 public final class LakecommitCommand implements Runnable {
   public static final int VERIFY_FAILED = 1;
   public static final int USAGE = 2;
@@ -25,7 +25,8 @@ public final class LakecommitCommand implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: ingest, verify, status or cleanup");
+    throw new CommandLine.ParameterException(spec.commandLine(),
+        "Missing command: ingest, verify, status, cleanup or maintain");
   }
 
   /**
