@@ -158,7 +158,24 @@ public final class StagingCleaner implements SupportsStagingCleanup {
     }
   }
 
+  /**
+   * Lists a prefix; a listing that fails because a file vanished under it (Hadoop's local file system fails the
+   * whole walk when a concurrent run deletes a file it listed) is repeated, at most 3 times in all.
+   */
   private List<FileInfo> list(String prefix) throws IOException {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return listOnce(prefix);
+      } catch (IOException | RuntimeException e) {
+        if (attempt >= 3) {
+          throw e;
+        }
+        LOG.debug("Listing {} failed (attempt {}), listing again: {}", prefix, attempt, e.toString());
+      }
+    }
+  }
+
+  private List<FileInfo> listOnce(String prefix) throws IOException {
     try {
       // Materialize inside the try: listings are lazy and fail on iteration.
       List<FileInfo> files = new ArrayList<>();
