@@ -74,13 +74,13 @@ class FlinkRestoreIT {
     JobClient job1 = first.executeAsync("recreated-1");
     String savepoint;
     try {
-      awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
+      FlinkRunFencingIT.awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
     } finally {
       savepoint = job1.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
           SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
     }
     String oldIdentity = "iceberg-table-uuid:" + IcebergFlinkSinkIT.load(warehouse, table).uuid();
-    long oldWatermark = watermark(warehouse, table, jobId);
+    long oldWatermark = FlinkRunFencingIT.watermark(warehouse, table, jobId);
 
     Catalog catalog = catalog(warehouse);
     assertThat(catalog.dropTable(TableIdentifier.parse(table), true)).isTrue();
@@ -125,17 +125,17 @@ class FlinkRestoreIT {
         .sinkTo(IcebergFlinkSinkIT.sink(warehouse, table, "missing")).uid("lakecommit-sink");
     JobClient job1 = first.executeAsync("missing-1");
     try {
-      awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
+      FlinkRunFencingIT.awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
       // Another run of the job claims it: run 1's next commit is refused and the job fails with it pending.
       core(warehouse, table).claimEpoch(JobId.of(jobId), "FlinkRestoreIT");
-      assertThat(awaitTerminal(job1, Duration.ofMinutes(2))).isEqualTo(JobStatus.FAILED);
+      assertThat(FlinkRunFencingIT.awaitTerminal(job1, Duration.ofMinutes(2))).isEqualTo(JobStatus.FAILED);
     } finally {
       if (!job1.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
         job1.cancel().get(1, TimeUnit.MINUTES);
       }
     }
     Table before = IcebergFlinkSinkIT.load(warehouse, table);
-    long committed = watermark(warehouse, table, jobId);
+    long committed = FlinkRunFencingIT.watermark(warehouse, table, jobId);
     long snapshot = before.currentSnapshot().snapshotId();
     List<Long> committedIds = FlinkRunFencingIT.ids(before);
     String retained = latestCheckpoint(checkpoints);
@@ -160,7 +160,7 @@ class FlinkRestoreIT {
 
     Table after = IcebergFlinkSinkIT.load(warehouse, table);
     assertThat(after.currentSnapshot().snapshotId()).as("nothing committed by the restored job").isEqualTo(snapshot);
-    assertThat(watermark(warehouse, table, jobId)).isEqualTo(committed);
+    assertThat(FlinkRunFencingIT.watermark(warehouse, table, jobId)).isEqualTo(committed);
     assertThat(TestJobs.missingFiles(after)).as("files referenced by snapshots but deleted").isEmpty();
     assertThat(FlinkRunFencingIT.ids(after)).containsExactlyInAnyOrderElementsOf(committedIds);
   }
@@ -186,14 +186,14 @@ class FlinkRestoreIT {
     JobClient job1 = first.executeAsync("orphans-1");
     String savepoint;
     try {
-      awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
+      FlinkRunFencingIT.awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
     } finally {
       savepoint = job1.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
           SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
     }
     // The savepoint's own commit is made when Flink notifies its completion, which may come after the savepoint.
-    assertThat(awaitTerminal(job1, Duration.ofMinutes(1))).isEqualTo(JobStatus.FINISHED);
-    long committed = watermark(warehouse, table, jobId);
+    assertThat(FlinkRunFencingIT.awaitTerminal(job1, Duration.ofMinutes(1))).isEqualTo(JobStatus.FINISHED);
+    long committed = FlinkRunFencingIT.watermark(warehouse, table, jobId);
     long epoch1 = epoch(warehouse, table, jobId);
     assertThat(IcebergFlinkSinkIT.audit(warehouse, table, expected).losses()).as("run 1 stopped part-way")
         .isPositive();
@@ -287,31 +287,6 @@ class FlinkRestoreIT {
     return value == null ? 0 : RunEpoch.parse(JobId.of(jobId), value).epoch();
   }
 
-  private static long watermark(String warehouse, String table, String jobId) {
-    String value = IcebergFlinkSinkIT.load(warehouse, table).properties().get(CommitId.WATERMARK_KEY_PREFIX + jobId);
-    return value == null ? 0 : Long.parseLong(value);
-  }
-
-  /** Polls (bounded) until the job's watermark in the table reaches {@code min}. */
-  private static void awaitWatermark(String warehouse, String table, String jobId, long min, Duration timeout)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long seen = 0;
-    while (System.nanoTime() < deadline) {
-      try {
-        seen = watermark(warehouse, table, jobId);
-      } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
-        seen = 0;
-      }
-      if (seen >= min) {
-        return;
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("Job " + jobId + " did not commit checkpoint " + min + " to " + table + " within "
-        + timeout + " (watermark " + seen + ")");
-  }
-
   /** Polls (bounded) until the table holds every expected id. */
   private static void awaitAll(String warehouse, String table, Set<Long> expected, Duration timeout)
       throws Exception {
@@ -334,7 +309,7 @@ class FlinkRestoreIT {
   static String failureOf(JobClient job, Duration timeout) throws Exception {
     JobStatus status;
     try {
-      status = awaitTerminal(job, timeout);
+      status = FlinkRunFencingIT.awaitTerminal(job, timeout);
     } catch (AssertionError stillRunning) {
       job.cancel().get(1, TimeUnit.MINUTES);
       throw stillRunning;
@@ -346,19 +321,5 @@ class FlinkRestoreIT {
       return ExceptionUtils.stringifyException(e);
     }
     throw new AssertionError("Job " + job.getJobID() + " failed without a failure");
-  }
-
-  /** Polls (bounded) until the job is in a globally terminal state; returns it. */
-  static JobStatus awaitTerminal(JobClient job, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    JobStatus status = null;
-    while (System.nanoTime() < deadline) {
-      status = job.getJobStatus().get(1, TimeUnit.MINUTES);
-      if (status.isGloballyTerminalState()) {
-        return status;
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("Job " + job.getJobID() + " still " + status + " after " + timeout);
   }
 }

@@ -177,14 +177,14 @@ class FlinkRunFencingIT {
     return value == null ? 0 : RunEpoch.parse(dev.lakecommit.core.JobId.of(jobId), value).epoch();
   }
 
-  private static long watermark(String warehouse, String table, String jobId) {
+  static long watermark(String warehouse, String table, String jobId) {
     String value = IcebergFlinkSinkIT.load(warehouse, table).properties()
         .get(CommitId.WATERMARK_KEY_PREFIX + jobId);
     return value == null ? 0 : Long.parseLong(value);
   }
 
   /** Polls (bounded) until the job's watermark in the table reaches {@code min}. */
-  private static void awaitWatermark(String warehouse, String table, String jobId, long min, Duration timeout)
+  static void awaitWatermark(String warehouse, String table, String jobId, long min, Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     long seen = 0;
@@ -204,7 +204,7 @@ class FlinkRunFencingIT {
   }
 
   /** Polls (bounded) until the job is in a globally terminal state; returns it. */
-  private static JobStatus awaitTerminal(JobClient job, Duration timeout) throws Exception {
+  static JobStatus awaitTerminal(JobClient job, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     JobStatus status = null;
     while (System.nanoTime() < deadline) {

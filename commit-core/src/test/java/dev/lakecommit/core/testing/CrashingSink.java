@@ -85,63 +85,12 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     }
     CommitTarget target = targets.openTarget();
     opened.accept(target);
-    return new CommitTarget() {
-      @Override
-      public String name() {
-        return target.name();
-      }
-
-      @Override
-      public String identity() throws IOException {
-        return target.identity();
-      }
-
-      @Override
-      public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-        return target.lastCommittedCheckpoint(jobId);
-      }
-
+    return new dev.lakecommit.core.ForwardingCommitTarget(target) {
       @Override
       public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
-        RunEpoch claimed = target.claimEpoch(jobId, run);
+        RunEpoch claimed = delegate.claimEpoch(jobId, run);
         crashes.reach(CrashSchedule.EPOCH_CLAIMED, -1);
         return claimed;
-      }
-
-      @Override
-      public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
-        return target.currentEpoch(jobId);
-      }
-
-      @Override
-      public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
-          throws IOException {
-        return target.listStaged(jobId, checkpointId, minEpoch, maxEpoch);
-      }
-
-      @Override
-      public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-        return target.deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
-      }
-
-      @Override
-      public List<String> committedLeftovers(JobId jobId) throws IOException {
-        return target.committedLeftovers(jobId);
-      }
-
-      @Override
-      public long deleteCommittedLeftovers(JobId jobId) throws IOException {
-        return target.deleteCommittedLeftovers(jobId);
-      }
-
-      @Override
-      public java.util.SortedMap<String, JobState> jobs() throws IOException {
-        return target.jobs();
-      }
-
-      @Override
-      public void close() throws IOException {
-        target.close();
       }
     };
   }
