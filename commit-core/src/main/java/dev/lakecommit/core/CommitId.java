@@ -18,6 +18,12 @@ public record CommitId(JobId jobId, long checkpointId) implements Comparable<Com
   /** Prefix of the per-job watermark property: {@code lakecommit.committed.<job-id>} = last committed checkpoint. */
   public static final String WATERMARK_KEY_PREFIX = "lakecommit.committed.";
 
+  /**
+   * Prefix of the per-job source position property: {@code lakecommit.source.<job-id>} = where the job's source
+   * stands after its last committed checkpoint (e.g. Kafka offsets), set in the same commit as the watermark.
+   */
+  public static final String SOURCE_POSITION_KEY_PREFIX = "lakecommit.source.";
+
   public CommitId {
     Objects.requireNonNull(jobId, "jobId");
     if (checkpointId < 1) {
@@ -29,6 +35,11 @@ public record CommitId(JobId jobId, long checkpointId) implements Comparable<Com
   /** The table property (Iceberg) or table parameter (Hive) that holds this job's watermark. */
   public static String watermarkKey(JobId jobId) {
     return WATERMARK_KEY_PREFIX + jobId.value();
+  }
+
+  /** The table property (Iceberg) or table parameter (Hive) that holds this job's committed source position. */
+  public static String sourcePositionKey(JobId jobId) {
+    return SOURCE_POSITION_KEY_PREFIX + jobId.value();
   }
 
   @Override

@@ -97,8 +97,15 @@ public interface CommitTarget extends Closeable {
    *
    * @param committed the job's watermark: its last committed checkpoint
    * @param epoch the newest run epoch claimed
+   * @param sourcePosition where the job's source stands after its last committed checkpoint, as the source wrote it
+   *     ({@link CommitId#sourcePositionKey}); empty for sources that record none
    */
-  record JobState(OptionalLong committed, Optional<RunEpoch> epoch) {
+  record JobState(OptionalLong committed, Optional<RunEpoch> epoch, Optional<String> sourcePosition) {
+
+    public JobState(OptionalLong committed, Optional<RunEpoch> epoch) {
+      this(committed, epoch, Optional.empty());
+    }
+
     /**
      * The jobs recorded in a table's properties (Iceberg) or parameters (Hive): the one parser of the
      * {@link CommitId#WATERMARK_KEY_PREFIX} and {@link RunEpoch#EPOCH_KEY_PREFIX} keys.
@@ -109,6 +116,7 @@ public interface CommitTarget extends Closeable {
     public static SortedMap<String, JobState> fromProperties(String table, Map<String, String> properties) {
       SortedMap<String, OptionalLong> watermarks = new TreeMap<>();
       SortedMap<String, Optional<RunEpoch>> epochs = new TreeMap<>();
+      SortedMap<String, String> positions = new TreeMap<>();
       properties.forEach((key, value) -> {
         if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX)) {
           String job = key.substring(CommitId.WATERMARK_KEY_PREFIX.length());
@@ -121,11 +129,13 @@ public interface CommitTarget extends Closeable {
         } else if (key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
           String job = key.substring(RunEpoch.EPOCH_KEY_PREFIX.length());
           epochs.put(job, Optional.of(RunEpoch.parse(JobId.of(job), value)));
+        } else if (key.startsWith(CommitId.SOURCE_POSITION_KEY_PREFIX)) {
+          positions.put(key.substring(CommitId.SOURCE_POSITION_KEY_PREFIX.length()), value);
         }
       });
       SortedMap<String, JobState> jobs = new TreeMap<>();
       watermarks.forEach((job, committed) -> jobs.put(job, new JobState(committed,
-          epochs.getOrDefault(job, Optional.empty()))));
+          epochs.getOrDefault(job, Optional.empty()), Optional.ofNullable(positions.get(job)))));
       epochs.forEach((job, epoch) -> jobs.putIfAbsent(job, new JobState(OptionalLong.empty(), epoch)));
       return jobs;
     }

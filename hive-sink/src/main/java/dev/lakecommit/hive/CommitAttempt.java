@@ -52,6 +52,7 @@ final class CommitAttempt {
   private final long epoch;
   private final RunFence fence;
   private final Path resumedIntent;
+  private Map<String, String> properties = Map.of();
   private boolean swapping;
 
   /** The files of one partition (or of the unpartitioned table) in this checkpoint. */
@@ -82,6 +83,12 @@ final class CommitAttempt {
     this.epoch = epoch;
     this.fence = new RunFence(context.table(), id, epoch);
     this.resumedIntent = resumedIntent;
+  }
+
+  /** Sets these table parameters with the watermark (see {@link HiveAggregatedCommitter#commitProperties}). */
+  CommitAttempt properties(Map<String, String> parameters) {
+    this.properties = parameters;
+    return this;
   }
 
   /** Whether a failure happened while the watermark was being swapped in (its effect is then unknown). */
@@ -404,6 +411,7 @@ final class CommitAttempt {
       TableParameters.addStats(changed.getParameters(), targets.values().iterator().next().stats);
     }
     TableParameters.setCommitted(changed.getParameters(), id);
+    changed.getParameters().putAll(properties);
     swapping = true;
     TableParameters.swap(context.client(), read, changed);
     swapping = false;

@@ -4,8 +4,10 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
@@ -31,13 +33,16 @@ import org.slf4j.LoggerFactory;
  * retry policy retries what is retryable, and every attempt starts with the idempotency check.
  */
 final class HiveAggregatedCommitter
-    implements SinkAggregatedCommitter<StagingManifest, HiveCommittable>, SupportsCommitLookup {
+    implements SinkAggregatedCommitter<StagingManifest, HiveCommittable>, SupportsCommitLookup,
+        SupportsCommitProperties {
   private static final Logger LOG = LoggerFactory.getLogger(HiveAggregatedCommitter.class);
 
   private final CommitContext context;
   private final StagingLayout layout;
   private final CommitIntents intents;
   private final Map<JobId, Long> epochs = new ConcurrentHashMap<>();
+  /** Set with the watermark of every commit ({@link SupportsCommitProperties}). */
+  private volatile Map<String, String> commitProperties = Map.of();
 
   /**
    * @param intents where the table's intents are, for lookups (also when the context's are test-only disabled)
@@ -58,6 +63,28 @@ final class HiveAggregatedCommitter
     epochs.put(jobId, epoch);
   }
 
+  @Override
+  public void commitProperties(Map<String, String> properties) {
+    for (String key : properties.keySet()) {
+      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX) || key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
+        throw new IllegalArgumentException(String.format("Invalid commit property %s for table %s: watermarks and"
+            + " run epochs are the committer's own", key, context.table()));
+      }
+    }
+    this.commitProperties = Map.copyOf(properties);
+  }
+
+  @Override
+  public Map<String, String> currentProperties() throws IOException {
+    HiveTable table = context.table();
+    try {
+      Map<String, String> parameters = context.client().getTable(table.database(), table.name()).getParameters();
+      return parameters == null ? Map.of() : Map.copyOf(parameters);
+    } catch (org.apache.thrift.TException e) {
+      throw new IOException("Cannot read the parameters of " + table + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Conflicts this committer has seen: a racing writer added a partition or changed the table first. */
   int conflicts() {
     return context.conflicts().get();
@@ -74,7 +101,8 @@ final class HiveAggregatedCommitter
   public CommitOutcome commit(HiveCommittable committable) {
     CommitId id = committable.commitId();
     long start = System.nanoTime();
-    CommitAttempt attempt = new CommitAttempt(context, committable, epochs.getOrDefault(id.jobId(), 0L), null);
+    CommitAttempt attempt = new CommitAttempt(context, committable, epochs.getOrDefault(id.jobId(), 0L), null)
+        .properties(commitProperties);
     CommitOutcome outcome;
     try {
       outcome = attempt.run();

@@ -5,6 +5,7 @@ import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;

@@ -59,7 +59,7 @@ final class TableCommitter {
   private IdempotentOperations.AttemptHook hook = IdempotentOperations.AttemptHook.NONE;
   /** The run epoch the commits must find in the table (0: not fenced). */
   private volatile long epoch;
-  /** Set in the transaction of every commit, next to the watermark ({@link SupportsCommitProperties}). */
+  /** Set in the transaction of every commit, next to the watermark ({@link dev.lakecommit.core.SupportsCommitProperties}). */
   private volatile java.util.Map<String, String> commitProperties = java.util.Map.of();
 
   TableCommitter(Catalog catalog, TableIdentifier identifier, CommitMode mode, Expression overwriteFilter,

@@ -5,7 +5,7 @@ import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsTarget;
-import dev.lakecommit.iceberg.SupportsCommitProperties;
+import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;

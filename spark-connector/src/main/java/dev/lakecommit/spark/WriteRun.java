@@ -6,7 +6,7 @@ import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.VersionedSerialization;
-import dev.lakecommit.iceberg.SupportsCommitProperties;
+import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.io.UncheckedIOException;

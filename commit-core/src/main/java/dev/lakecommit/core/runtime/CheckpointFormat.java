@@ -8,6 +8,7 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeMap;
@@ -19,8 +20,11 @@ import java.util.zip.CRC32C;
  */
 final class CheckpointFormat {
   static final int MAGIC = 0x4C4B4350; // "LKCP"
-  /** Version 2 adds the target identity after the pending commits; version 1 files are still read. */
-  static final int VERSION = 2;
+  /**
+   * Version 2 adds the target identity after the pending commits, version 3 the commit positions after it; older
+   * files are still read.
+   */
+  static final int VERSION = 3;
 
   private CheckpointFormat() {}
 
@@ -53,7 +57,7 @@ final class CheckpointFormat {
         throw new CorruptCheckpointException(file, "not a Lakecommit checkpoint (bad magic)");
       }
       int version = in.readInt();
-      if (version != 1 && version != VERSION) {
+      if (version < 1 || version > VERSION) {
         throw new CorruptCheckpointException(file, "unknown checkpoint format version " + version);
       }
       int length = in.readInt();
@@ -98,6 +102,13 @@ final class CheckpointFormat {
       if (version >= 2) {
         out.writeUTF(record.targetIdentity());
       }
+      if (version >= 3) {
+        out.writeInt(record.commitPositions().size());
+        for (var entry : record.commitPositions().entrySet()) {
+          out.writeLong(entry.getKey());
+          writeBytes(out, entry.getValue().getBytes(StandardCharsets.UTF_8));
+        }
+      }
     }
     return bytes.toByteArray();
   }
@@ -121,7 +132,14 @@ final class CheckpointFormat {
         pending.put(id, VersionedSerialization.readBytes(in));
       }
       String identity = version >= 2 ? in.readUTF() : "";
-      return new CheckpointRecord(jobId, checkpointId, attempt, recordCount, position, states, pending, identity);
+      TreeMap<Long, String> positions = new TreeMap<>();
+      int positionCount = version >= 3 ? in.readInt() : 0;
+      for (int i = 0; i < positionCount; i++) {
+        long id = in.readLong();
+        positions.put(id, new String(VersionedSerialization.readBytes(in), StandardCharsets.UTF_8));
+      }
+      return new CheckpointRecord(jobId, checkpointId, attempt, recordCount, position, states, pending, identity,
+          positions);
     }
   }
 

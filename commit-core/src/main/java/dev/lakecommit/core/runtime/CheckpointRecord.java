@@ -22,6 +22,8 @@ import java.util.TreeMap;
  * @param pendingCommits versioned combined commits, by checkpoint id, oldest first
  * @param targetIdentity what the target was when the checkpoint was taken ({@code CommitTarget#identity}), empty
  *     if unknown: a restore against another identity stops
+ * @param commitPositions the source position of each pending checkpoint in its text form ({@link
+ *     CheckpointedSource#commitPosition}), set in the table with its commit; empty for sources that record none
  */
 public record CheckpointRecord(
     JobId jobId,
@@ -31,7 +33,15 @@ public record CheckpointRecord(
     byte[] sourcePosition,
     List<byte[]> writerStates,
     NavigableMap<Long, byte[]> pendingCommits,
-    String targetIdentity) {
+    String targetIdentity,
+    NavigableMap<Long, String> commitPositions) {
+
+  /** A checkpoint whose source records no commit positions. */
+  public CheckpointRecord(JobId jobId, long checkpointId, int attempt, long recordCount, byte[] sourcePosition,
+      List<byte[]> writerStates, NavigableMap<Long, byte[]> pendingCommits, String targetIdentity) {
+    this(jobId, checkpointId, attempt, recordCount, sourcePosition, writerStates, pendingCommits, targetIdentity,
+        new TreeMap<>());
+  }
 
   /** A checkpoint that records no target identity. */
   public CheckpointRecord(JobId jobId, long checkpointId, int attempt, long recordCount, byte[] sourcePosition,
@@ -45,6 +55,7 @@ public record CheckpointRecord(
     Objects.requireNonNull(sourcePosition, "sourcePosition");
     writerStates = List.copyOf(writerStates);
     pendingCommits = Collections.unmodifiableNavigableMap(new TreeMap<>(pendingCommits));
+    commitPositions = Collections.unmodifiableNavigableMap(new TreeMap<>(commitPositions));
   }
 
   @Override
@@ -71,6 +82,7 @@ public record CheckpointRecord(
         && attempt == other.attempt
         && recordCount == other.recordCount
         && targetIdentity.equals(other.targetIdentity)
+        && commitPositions.equals(other.commitPositions)
         && Arrays.equals(sourcePosition, other.sourcePosition);
   }
 

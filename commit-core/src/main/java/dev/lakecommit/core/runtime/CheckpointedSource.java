@@ -1,6 +1,7 @@
 package dev.lakecommit.core.runtime;
 
 import java.io.IOException;
+import java.time.Duration;
 
 /**
  * An input that can be resumed exactly: its position is stored with every checkpoint, and a restored job reopens
@@ -19,11 +20,34 @@ public interface CheckpointedSource<T> {
    */
   SourceReader<T> open(byte[] position) throws IOException;
 
+  /**
+   * The text form of a position that goes into the commit of the checkpoint taken there ({@link
+   * dev.lakecommit.core.CommitId#sourcePositionKey}), so that the table alone tells where the job stands — e.g.
+   * Kafka offsets per partition. Null (the default) records nothing.
+   */
+  default String commitPosition(byte[] position) {
+    return null;
+  }
+
   /** Reads records one at a time; used by one thread. */
   interface SourceReader<T> extends AutoCloseable {
 
     /** The next record, or null at the end of the input. */
     T next() throws IOException;
+
+    /**
+     * The next record, waiting at most {@code maxWait} for one: an unbounded input (a stream) returns null when
+     * none arrived in time, so that the job can take a checkpoint by interval while its input is idle; {@link
+     * #ended()} tells that from the end. The default is {@link #next()} (a bounded input that never waits).
+     */
+    default T poll(Duration maxWait) throws IOException, InterruptedException {
+      return next();
+    }
+
+    /** After {@link #poll} returned null: whether the input ended (true, the default) or is only idle. */
+    default boolean ended() {
+      return true;
+    }
 
     /** The position just after the last record returned by {@link #next()}: opening there resumes exactly. */
     byte[] position();

@@ -8,6 +8,7 @@ import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitLookup;
+import dev.lakecommit.core.SupportsCommitProperties;
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
@@ -63,6 +64,18 @@ final class CommitPath<C, A> implements AutoCloseable {
           + " into a commit of checkpoint " + last + ", which is not pending");
     }
     return new Next<>(chosen, last);
+  }
+
+  /**
+   * Sets these table properties with every following commit, if the committer can ({@link
+   * SupportsCommitProperties}); false if it cannot.
+   */
+  boolean commitProperties(java.util.Map<String, String> properties) {
+    if (committer instanceof SupportsCommitProperties supports) {
+      supports.commitProperties(properties);
+      return true;
+    }
+    return false;
   }
 
   /** Commits only while the target holds the run's epoch. */

@@ -36,6 +36,10 @@ final class JobRun<IN, C, S, A> {
   private final JobId jobId;
   private final TreeMap<Long, A> pending = new TreeMap<>();
   private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
+  /** The source's commit position of each pending checkpoint that has one (CheckpointedSource#commitPosition). */
+  private final TreeMap<Long, String> pendingPositions = new TreeMap<>();
+  /** Whether the committer was given commit properties (a source position) that a later commit must clear. */
+  private boolean positionSet;
 
   /** This run's epoch: claimed in the target, or the store's attempt number for a sink without target. */
   private long epoch;
@@ -145,8 +149,23 @@ final class JobRun<IN, C, S, A> {
       byte[] persistedPosition = restored == null ? null : restored.sourcePosition();
       long sinceCheckpoint = 0;
       long checkpointStart = System.nanoTime();
-      IN record;
-      while ((record = reader.next()) != null) {
+      while (true) {
+        IN record = reader.poll(untilNextCheckpoint(checkpointStart));
+        if (record == null) {
+          if (reader.ended()) {
+            break;
+          }
+          // An idle stream is no stall; a checkpoint by interval still commits what was read before it went idle.
+          watchdog.progressed();
+          if (intervalElapsed(checkpointStart)) {
+            if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
+              persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
+              sinceCheckpoint = 0;
+            }
+            checkpointStart = System.nanoTime();
+          }
+          continue;
+        }
         pool.send(route(record), record);
         watchdog.progressed();
         recordsRead++;
@@ -260,6 +279,10 @@ final class JobRun<IN, C, S, A> {
         }
         pending.put(entry.getKey(), committable);
         pendingBytes.put(entry.getKey(), entry.getValue());
+        String commitPosition = record.commitPositions().get(entry.getKey());
+        if (commitPosition != null) {
+          pendingPositions.put(entry.getKey(), commitPosition);
+        }
       }
       LOG.info("Restored job {} from checkpoint {} ({} records read so far, {} pending commits), attempt {}",
           jobId, restoredId, recordCount, pending.size(), attempt);
@@ -358,6 +381,16 @@ final class JobRun<IN, C, S, A> {
     return writer;
   }
 
+  /** How long a stream's reader may wait for a record before the next checkpoint by interval is due. */
+  private java.time.Duration untilNextCheckpoint(long since) {
+    long max = java.time.Duration.ofSeconds(1).toNanos();
+    if (job.checkpointInterval == null) {
+      return java.time.Duration.ofNanos(max);
+    }
+    long left = job.checkpointInterval.toNanos() - (System.nanoTime() - since);
+    return java.time.Duration.ofNanos(Math.max(1_000_000, Math.min(max, left)));
+  }
+
   private boolean intervalElapsed(long since) {
     return job.checkpointInterval != null && System.nanoTime() - since >= job.checkpointInterval.toNanos();
   }
@@ -380,10 +413,14 @@ final class JobRun<IN, C, S, A> {
       A combined = path.combine(new CommitId(jobId, id), infos);
       pending.put(id, combined);
       pendingBytes.put(id, VersionedSerialization.toBytes(path.serializer(), combined));
+      String commitPosition = job.source.commitPosition(position);
+      if (commitPosition != null) {
+        pendingPositions.put(id, commitPosition);
+      }
     }
     recordCount += records;
     CheckpointRecord record = new CheckpointRecord(jobId, id, Math.toIntExact(epoch), recordCount, position, states,
-        pendingBytes, targetIdentity);
+        pendingBytes, targetIdentity, pendingPositions);
     if (job.unsafeCommitBeforePersist) {
       commitPending();
     }
@@ -405,6 +442,7 @@ final class JobRun<IN, C, S, A> {
       // With several pending, the committer may merge the oldest ones into one commit carrying the newest id.
       CommitPath.Next<A> next = path.next(pending);
       long id = next.lastCheckpointId();
+      recordPosition(id);
       long start = System.nanoTime();
       watchdog.phase("committing checkpoint " + id);
       int[] attempts = {0};
@@ -463,9 +501,24 @@ final class JobRun<IN, C, S, A> {
       for (long covered : new ArrayList<>(pending.headMap(id, true).keySet())) {
         pending.remove(covered);
         pendingBytes.remove(covered);
+        pendingPositions.remove(covered);
         watchdog.progressed("committed checkpoint " + covered);
         job.listener.onCommitted(covered, outcome, duration);
       }
+    }
+  }
+
+  /**
+   * The commit of checkpoint {@code id} sets the source position it was taken at in the table, next to the
+   * watermark (CommitId#sourcePositionKey); a commit without one sets none.
+   */
+  private void recordPosition(long id) {
+    String position = pendingPositions.get(id);
+    if (position != null) {
+      positionSet = path.commitProperties(Map.of(CommitId.sourcePositionKey(jobId), position));
+    } else if (positionSet) {
+      path.commitProperties(Map.of());
+      positionSet = false;
     }
   }
 

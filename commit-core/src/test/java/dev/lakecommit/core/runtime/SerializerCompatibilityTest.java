@@ -31,9 +31,24 @@ class SerializerCompatibilityTest {
     CheckpointRecord v1 = CheckpointStoreTest.record(7);
     CheckpointRecord record = new CheckpointRecord(v1.jobId(), v1.checkpointId(), v1.attempt(), v1.recordCount(),
         v1.sourcePosition(), v1.writerStates(), v1.pendingCommits(), "iceberg-table-uuid:6f1c2e0a");
-    byte[] stored = GoldenFiles.load(getClass(), "checkpoint-v2.bin", CheckpointFormat.encode(record));
+    byte[] stored = GoldenFiles.load(getClass(), "checkpoint-v2.bin", CheckpointFormat.encode(record, 2));
 
     assertThat(CheckpointFormat.decode("checkpoint-v2.bin", stored)).isEqualTo(record);
+    assertThat(CheckpointFormat.encode(record, 2)).isEqualTo(stored);
+  }
+
+  /** Version 3 adds the source's commit position of each pending checkpoint (e.g. Kafka offsets). */
+  @Test
+  void checkpointFileV3() throws IOException {
+    CheckpointRecord v1 = CheckpointStoreTest.record(7);
+    java.util.TreeMap<Long, String> positions = new java.util.TreeMap<>();
+    positions.put(v1.pendingCommits().firstKey(), "events:0=120,events:1=98");
+    CheckpointRecord record = new CheckpointRecord(v1.jobId(), v1.checkpointId(), v1.attempt(), v1.recordCount(),
+        v1.sourcePosition(), v1.writerStates(), v1.pendingCommits(), "iceberg-table-uuid:6f1c2e0a", positions);
+    byte[] stored = GoldenFiles.load(getClass(), "checkpoint-v3.bin", CheckpointFormat.encode(record));
+
+    assertThat(CheckpointFormat.decode("checkpoint-v3.bin", stored)).isEqualTo(record);
+    assertThat(CheckpointFormat.decode("checkpoint-v3.bin", stored).commitPositions()).isEqualTo(positions);
     assertThat(CheckpointFormat.encode(record)).isEqualTo(stored);
   }
 

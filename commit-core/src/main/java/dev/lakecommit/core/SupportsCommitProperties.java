@@ -1,13 +1,14 @@
-package dev.lakecommit.iceberg;
+package dev.lakecommit.core;
 
 import java.io.IOException;
 import java.util.Map;
 
 /**
- * An Iceberg aggregated committer that can carry more of a commit's identity into the table, in the commit's own
- * transaction: extra table properties set next to the job's watermark, so they are in the table exactly when the
- * commit is. Engine adapters use it for what they need to map their own ids onto checkpoint ids (the Spark adapter:
- * which streaming query a job's checkpoint ids belong to).
+ * An aggregated committer that can carry more of a commit's identity into the table, in the commit's own
+ * transaction: extra table properties (Iceberg) or table parameters (Hive) set next to the job's watermark, so they
+ * are in the table exactly when the commit is. Engine adapters use it for what they need to map their own ids onto
+ * checkpoint ids (the Spark adapter: which streaming query a job's checkpoint ids belong to); the standalone runtime
+ * for the source position of each checkpoint ({@link CommitId#sourcePositionKey}).
  */
 public interface SupportsCommitProperties {
 
