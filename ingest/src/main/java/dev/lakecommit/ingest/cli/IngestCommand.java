@@ -36,7 +36,8 @@ public final class IngestCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--input", required = true, paramLabel = "PATH|GLOB|URI",
-      description = "A file, a directory or a glob; local, s3:// or s3a://.")
+      description = "A file, a directory or a glob; local, s3:// or s3a://; or Kafka topics: "
+          + "kafka://host:9092/topic[,topic2] or kafka://host:9092/?pattern=REGEX.")
   String input;
 
   @Option(names = "--format", paramLabel = "FORMAT",
@@ -57,6 +58,8 @@ public final class IngestCommand implements Callable<Integer> {
   @Mixin WriteOptions write;
 
   @Mixin MaintainOptions maintain;
+
+  @Mixin KafkaOptions kafka;
 
   // Commas inside a transform's parentheses (bucket(16, id)) do not split.
   @Option(names = "--partition-by", paramLabel = "TRANSFORM", split = ",(?![^()]*\\))", splitSynopsisLabel = ",",
@@ -130,9 +133,11 @@ public final class IngestCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    if (dev.lakecommit.ingest.source.KafkaInput.isKafka(input)) {
+      return new KafkaIngest(this).run(out);
+    }
     TableAccess access = TableAccess.of(table);
-    TableAccess.IngestSettings settings = new TableAccess.IngestSettings(partitionBy, !noCreateTable,
-        addNewColumns, codec, tableLocation, external, successFiles, write);
+    TableAccess.IngestSettings settings = ingestSettings();
     access.checkIngestOptions(settings);
     checkOptions();
     S3Staging.sweepDeadProcesses();
@@ -158,6 +163,11 @@ public final class IngestCommand implements Callable<Integer> {
     return diverted(out);
   }
 
+  TableAccess.IngestSettings ingestSettings() {
+    return new TableAccess.IngestSettings(partitionBy, !noCreateTable, addNewColumns, codec, tableLocation, external,
+        successFiles, write);
+  }
+
   /** {@code fail} or {@code new-job}. */
   static final class OnChangedInputConverter implements picocli.CommandLine.ITypeConverter<JobOptions.OnChangedInput> {
     @Override
@@ -167,7 +177,7 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   /** Says how many records of the job went to dead-letter files; the exit code. */
-  private int diverted(PrintWriter out) {
+  int diverted(PrintWriter out) {
     long total = divertedTotal.get();
     if (total == 0) {
       return 0;
@@ -190,7 +200,7 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   /** The job's own settings, checked before anything is read or created. */
-  private void checkOptions() {
+  void checkOptions() {
     if (parallelism < 1) {
       throw new IllegalArgumentException("Invalid option --parallelism: " + parallelism + " (must be >= 1)");
     }
@@ -243,7 +253,7 @@ public final class IngestCommand implements Callable<Integer> {
     }
   }
 
-  private static void report(PrintWriter out, TableAccess.Description table, JobId jobId, JobResult result) {
+  static void report(PrintWriter out, TableAccess.Description table, JobId jobId, JobResult result) {
     if (result.recordsRead() == 0 && result.commits() == 0) {
       out.printf("Nothing new to commit: job %s already committed up to checkpoint %d; %s is at %s%n", jobId,
           result.lastCheckpointId(), table.title(), table.state());
@@ -256,8 +266,8 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   /** Records diverted by the job up to the reader's newest position (over all runs), and up to its start. */
-  private final AtomicLong divertedTotal = new AtomicLong();
-  private final AtomicLong divertedBefore = new AtomicLong();
+  final AtomicLong divertedTotal = new AtomicLong();
+  final AtomicLong divertedBefore = new AtomicLong();
 
   private CheckpointedSource<Record> counting(FileSource source, AtomicLong rows) {
     return position -> {

@@ -63,6 +63,9 @@ public final class JobOptions {
     if (jobId != null) {
       return JobId.of(jobId);
     }
+    if (dev.lakecommit.ingest.source.KafkaInput.isKafka(input)) {
+      return derived(dev.lakecommit.ingest.source.KafkaInput.parse(input).toString(), table);
+    }
     return derived(InputLocations.canonical(input), table);
   }
 

@@ -23,6 +23,8 @@ final class Progress implements JobListener, AutoCloseable {
   private volatile long checkpoint;
   private volatile long baseRows;
   private volatile String lastCommit = "none yet";
+  /** Records behind the input's end (a stream's lag), or null for inputs without one. */
+  private volatile java.util.function.LongSupplier lag;
 
   /**
    * @param diverted records the job diverted to dead-letter files up to the newest checkpoint's position
@@ -39,6 +41,21 @@ final class Progress implements JobListener, AutoCloseable {
     });
     long period = terminal ? 1 : 10;
     ticker.scheduleAtFixedRate(this::tick, period, period, TimeUnit.SECONDS);
+  }
+
+  /** Shows a stream's lag (records behind its end offsets; negative: not known yet) in every progress line. */
+  Progress lag(java.util.function.LongSupplier recordsBehind) {
+    this.lag = recordsBehind;
+    return this;
+  }
+
+  private String lagText() {
+    java.util.function.LongSupplier supplier = lag;
+    if (supplier == null) {
+      return "";
+    }
+    long behind = supplier.getAsLong();
+    return behind < 0 ? ", lag unknown" : String.format(", lag %,d records", behind);
   }
 
   @Override
@@ -75,8 +92,8 @@ final class Progress implements JobListener, AutoCloseable {
         total - Math.max(0, divertedAtLastCheckpoint), total);
     divertedAtLastCheckpoint = total;
     if (!terminal || total > 0) {
-      out.printf("%scheckpoint %d complete: %,d rows%s; last commit %s%n", terminal ? "\r" : "", checkpointId,
-          recordCount, divertedText, lastCommit);
+      out.printf("%scheckpoint %d complete: %,d rows%s%s; last commit %s%n", terminal ? "\r" : "", checkpointId,
+          recordCount, divertedText, lagText(), lastCommit);
       out.flush();
     }
   }
@@ -84,8 +101,8 @@ final class Progress implements JobListener, AutoCloseable {
   private void tick() {
     long rows = rowsRead.get();
     double seconds = Math.max(0.001, (System.nanoTime() - started) / 1e9);
-    String line = String.format("%,d rows read (%,.0f rows/s), checkpoint %d, last commit %s", baseRows + rows,
-        rows / seconds, checkpoint, lastCommit);
+    String line = String.format("%,d rows read (%,.0f rows/s)%s, checkpoint %d, last commit %s", baseRows + rows,
+        rows / seconds, lagText(), checkpoint, lastCommit);
     if (terminal) {
       out.print("\r" + line + "   ");
     } else {

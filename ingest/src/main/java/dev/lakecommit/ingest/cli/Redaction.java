@@ -8,7 +8,7 @@ import java.util.regex.Pattern;
 /** Keeps credentials out of everything the tool prints: property values whose key looks secret are masked. */
 public final class Redaction {
   private static final Pattern SECRET_KEY = Pattern.compile(
-      ".*(secret|password|passwd|token|credential|access-key|access\\.key|session|private|auth).*");
+      ".*(secret|password|passwd|token|credential|access-key|access\\.key|session|private|auth|jaas).*");
   private static final Pattern SECRET_IN_URI = Pattern.compile("(?i)(password|secret|token)=[^&;\\s]*");
 
   private Redaction() {}

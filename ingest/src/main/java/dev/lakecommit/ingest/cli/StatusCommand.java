@@ -7,6 +7,8 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CheckpointRecord;
 import dev.lakecommit.core.runtime.CheckpointStore;
 import dev.lakecommit.ingest.source.FileSource;
+import dev.lakecommit.ingest.source.KafkaInput;
+import dev.lakecommit.ingest.source.KafkaSource;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -33,6 +35,15 @@ public final class StatusCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print as JSON.")
   boolean json;
 
+  @Option(names = "--input", paramLabel = "KAFKA_URI",
+      description = "The Kafka topics the jobs read (kafka://host:9092/topic): also show each partition's lag "
+          + "behind its end offset.")
+  String input;
+
+  @Option(names = {"-K", "--kafka-property"}, paramLabel = "KEY=VALUE",
+      description = "Kafka consumer setting for --input (security, SASL/SSL).")
+  Map<String, String> kafkaProperties = new LinkedHashMap<>();
+
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
@@ -47,12 +58,18 @@ public final class StatusCommand implements Callable<Integer> {
     status.putAll(description.fields());
     Map<String, Long> committed = new LinkedHashMap<>();
     Map<String, String> runs = new LinkedHashMap<>();
+    Map<String, String> positions = new LinkedHashMap<>();
     jobs.forEach((id, state) -> {
       state.committed().ifPresent(checkpoint -> committed.put(id, checkpoint));
       state.epoch().ifPresent(epoch -> runs.put(id, epoch.value()));
+      state.sourcePosition().ifPresent(position -> positions.put(id, position));
     });
     status.put("runs", runs);
     status.put("jobs", committed);
+    Map<String, Object> offsets = committedOffsets(positions);
+    if (!offsets.isEmpty()) {
+      status.put("committed-offsets", offsets);
+    }
     if (job.jobId != null) {
       status.put("job", jobStatus(job.requiredJobId(), committed.get(job.jobId)));
     }
@@ -63,14 +80,54 @@ public final class StatusCommand implements Callable<Integer> {
       if (committed.isEmpty()) {
         out.println("no Lakecommit job has committed to this table");
       }
-      committed.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%n", id, checkpoint,
-          runs.containsKey(id) ? "; newest run: epoch " + runs.get(id) : ""));
+      committed.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%s%n", id,
+          checkpoint, runs.containsKey(id) ? "; newest run: epoch " + runs.get(id) : "",
+          positions.containsKey(id) ? "; committed offsets " + positions.get(id) : ""));
+      offsets.forEach((id, partitions) -> {
+        if (input != null) {
+          out.printf("  job %s: %s%n", id, partitions);
+        }
+      });
       if (status.get("job") instanceof Map<?, ?> detail) {
         detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
       }
     }
     out.flush();
     return 0;
+  }
+
+  /**
+   * Each job's committed Kafka offsets, by partition; with {@code --input}, each partition's end offset and lag
+   * (records behind the end) too.
+   */
+  private Map<String, Object> committedOffsets(Map<String, String> positions) throws java.io.IOException {
+    Map<String, Object> byJob = new LinkedHashMap<>();
+    Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
+    if (input != null && !positions.isEmpty()) {
+      end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+    }
+    for (Map.Entry<String, String> job : positions.entrySet()) {
+      Map<String, Object> partitions = new LinkedHashMap<>();
+      long lag = 0;
+      for (var entry : KafkaSource.committedOffsets(job.getValue()).entrySet()) {
+        Long last = end.get(entry.getKey());
+        if (last == null) {
+          partitions.put(entry.getKey().toString(), entry.getValue());
+        } else {
+          Map<String, Long> detail = new LinkedHashMap<>();
+          detail.put("committed", entry.getValue());
+          detail.put("end", last);
+          detail.put("lag", Math.max(0, last - entry.getValue()));
+          lag += Math.max(0, last - entry.getValue());
+          partitions.put(entry.getKey().toString(), detail);
+        }
+      }
+      if (!end.isEmpty()) {
+        partitions.put("total-lag", lag);
+      }
+      byJob.put(job.getKey(), partitions);
+    }
+    return byJob;
   }
 
   private Map<String, Object> jobStatus(JobId jobId, Long committed) throws java.io.IOException {
@@ -93,8 +150,11 @@ public final class StatusCommand implements Callable<Integer> {
     CheckpointRecord latest = store.load(jobId, ids.get(0));
     detail.put("latest-checkpoint", latest.checkpointId());
     detail.put("records-read", latest.recordCount());
-    detail.put("source-position", FileSource.describe(latest.sourcePosition()));
-    detail.put("diverted-records", FileSource.divertedAt(latest.sourcePosition()));
+    boolean kafka = KafkaSource.isKafkaPosition(latest.sourcePosition());
+    detail.put("source-position", kafka ? KafkaSource.describe(latest.sourcePosition())
+        : FileSource.describe(latest.sourcePosition()));
+    detail.put("diverted-records", kafka ? KafkaSource.divertedAt(latest.sourcePosition())
+        : FileSource.divertedAt(latest.sourcePosition()));
     List<Long> pending = new ArrayList<>();
     for (long id : latest.pendingCommits().keySet()) {
       if (committed == null || id > committed) {

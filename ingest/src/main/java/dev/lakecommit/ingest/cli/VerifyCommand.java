@@ -2,6 +2,8 @@ package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.InputFormat;
+import dev.lakecommit.ingest.source.KafkaInput;
+import dev.lakecommit.ingest.source.KafkaSource;
 import dev.lakecommit.ingest.source.SchemaParser;
 import dev.lakecommit.ingest.verify.Audit;
 import dev.lakecommit.ingest.verify.AuditReport;
@@ -24,8 +26,14 @@ import picocli.CommandLine.Spec;
 public final class VerifyCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--source", required = true, paramLabel = "PATH|GLOB|URI", description = "The source files.")
+  @Option(names = "--source", required = true, paramLabel = "PATH|GLOB|URI",
+      description = "The source files, or Kafka topics (kafka://host:9092/topic): read from the earliest offsets "
+          + "to the end offsets seen when the audit starts.")
   String source;
+
+  @Option(names = {"-K", "--kafka-property"}, paramLabel = "KEY=VALUE",
+      description = "Kafka consumer setting for a kafka:// source (security, SASL/SSL, client id).")
+  java.util.Map<String, String> kafkaProperties = new java.util.LinkedHashMap<>();
 
   @Option(names = "--format", paramLabel = "FORMAT", description = "json, csv, parquet or avro.")
   String format;
@@ -51,14 +59,47 @@ public final class VerifyCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    if (KafkaInput.isKafka(source)) {
+      return report(out, kafkaAudit());
+    }
     FileSource input = TableOptions.input("--source", () -> FileSource.of(source,
         format == null ? null : InputFormat.of(format), schema == null ? null : SchemaParser.parse(schema),
         table.catalogProperties(), table.hadoopConf()));
-    Path spill = spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
+    Path spill = spill();
     AuditReport report;
     try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
       report = Audit.run(input, rows.rows(), key, eventTime, spill, Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }
+    return report(out, report);
+  }
+
+  private Path spill() throws java.io.IOException {
+    return spillDir != null ? Files.createDirectories(spillDir) : Files.createTempDirectory("lakecommit-verify");
+  }
+
+  /** The audit against Kafka topics; a key or event time named {@code kafka_*} is the record's own field. */
+  private AuditReport kafkaAudit() throws Exception {
+    KafkaInput input = KafkaInput.parse(source);
+    java.util.List<KafkaSource.MetadataColumn> metadata = new java.util.ArrayList<>();
+    for (String column : java.util.Arrays.asList(key, eventTime)) {
+      for (KafkaSource.MetadataColumn candidate : KafkaSource.MetadataColumn.values()) {
+        if (candidate.column().equals(column) && !metadata.contains(candidate)) {
+          metadata.add(candidate);
+        }
+      }
+    }
+    org.apache.iceberg.Schema valueSchema = schema != null ? SchemaParser.parse(schema)
+        : KafkaSource.inferSchema(input, kafkaProperties, 1_000);
+    KafkaSource kafka = new KafkaSource(new KafkaSource.Settings(input, format == null ? KafkaSource.ValueFormat.JSON
+        : KafkaSource.ValueFormat.of(format), valueSchema, metadata, java.util.Map.copyOf(kafkaProperties),
+        KafkaSource.StartingOffsets.parse("earliest"), KafkaSource.OnLostOffsets.FAIL, true,
+        java.time.Duration.ofSeconds(30))).ignoreUnknownColumns();
+    try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
+      return Audit.run(kafka, rows.rows(), key, eventTime, spill(), Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
+    }
+  }
+
+  private int report(PrintWriter out, AuditReport report) {
     out.println(json ? report.toJson() : report.toTable());
     out.flush();
     return report.passed() ? 0 : LakecommitCommand.VERIFY_FAILED;

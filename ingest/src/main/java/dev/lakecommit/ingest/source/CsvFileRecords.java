@@ -234,7 +234,7 @@ final class CsvFileRecords implements FileRecords {
   }
 
   /** The cells of exactly one CSV record. */
-  private static List<String> parse(String text) {
+  static List<String> parse(String text) {
     try (CSVParser parser = FORMAT.parse(new StringReader(text))) {
       List<CSVRecord> records = parser.getRecords();
       if (records.size() != 1) {

@@ -70,19 +70,27 @@ public final class Audit {
   public static AuditReport run(FileSource source, TableRows table, String keyColumn, String eventTimeColumnOrNull,
       Path spillDir, int maxKeysInMemory) throws IOException {
     Objects.requireNonNull(source, "source");
-    Objects.requireNonNull(table, "table");
-    Objects.requireNonNull(keyColumn, "keyColumn");
-    Objects.requireNonNull(spillDir, "spillDir");
-    Accessor<StructLike> sourceKey = accessor(source.schema(), keyColumn, "source " + source.input());
-    table.checkColumn(keyColumn);
-    if (eventTimeColumnOrNull != null) {
-      table.checkColumn(eventTimeColumnOrNull);
-    }
-
-    long sourceRows = 0;
-    long tableRows = 0;
     long[] unparseable = {0};
-    source.badRecords(new BadRecordSink() {
+    source.badRecords(counting(unparseable));
+    return run(source, source.schema(), "source " + source.input(), unparseable, table, keyColumn,
+        eventTimeColumnOrNull, spillDir, maxKeysInMemory);
+  }
+
+  /**
+   * Audits a table against Kafka topics, read from their earliest offsets to the end offsets seen when the audit
+   * starts (read_committed); messages that do not parse are counted apart, as unparseable source rows.
+   */
+  public static AuditReport run(dev.lakecommit.ingest.source.KafkaSource source, TableRows table, String keyColumn,
+      String eventTimeColumnOrNull, Path spillDir, int maxKeysInMemory) throws IOException {
+    Objects.requireNonNull(source, "source");
+    long[] unparseable = {0};
+    source.badRecords(counting(unparseable), Long.MAX_VALUE);
+    return run(source, source.schema(), "source " + source.settings().input(), unparseable, table, keyColumn,
+        eventTimeColumnOrNull, spillDir, maxKeysInMemory);
+  }
+
+  private static BadRecordSink counting(long[] unparseable) {
+    return new BadRecordSink() {
       @Override
       public void reject(String file, long lineOrRecord, String reason, String rawText) {
         unparseable[0]++;
@@ -95,7 +103,23 @@ public final class Audit {
 
       @Override
       public void close() {}
-    });
+    };
+  }
+
+  private static AuditReport run(dev.lakecommit.core.runtime.CheckpointedSource<Record> source, Schema schema,
+      String sourceName, long[] unparseable, TableRows table, String keyColumn, String eventTimeColumnOrNull,
+      Path spillDir, int maxKeysInMemory) throws IOException {
+    Objects.requireNonNull(table, "table");
+    Objects.requireNonNull(keyColumn, "keyColumn");
+    Objects.requireNonNull(spillDir, "spillDir");
+    Accessor<StructLike> sourceKey = accessor(schema, keyColumn, sourceName);
+    table.checkColumn(keyColumn);
+    if (eventTimeColumnOrNull != null) {
+      table.checkColumn(eventTimeColumnOrNull);
+    }
+
+    long sourceRows = 0;
+    long tableRows = 0;
     KeyComparison.Counts counts;
     try (KeyComparison keys = new KeyComparison(spillDir, maxKeysInMemory)) {
       try (SourceReader<Record> reader = source.open(null)) {

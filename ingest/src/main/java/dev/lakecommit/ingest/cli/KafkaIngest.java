@@ -1,0 +1,138 @@
+package dev.lakecommit.ingest.cli;
+
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.JobResult;
+import dev.lakecommit.core.runtime.StandaloneJob;
+import dev.lakecommit.ingest.source.DeadLetterFiles;
+import dev.lakecommit.ingest.source.KafkaSource;
+import dev.lakecommit.ingest.source.SchemaParser;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.Record;
+
+/**
+ * {@code lakecommit ingest --input kafka://...}: a Kafka topic to a table, one commit per checkpoint, with the
+ * partitions' offsets stored in each checkpoint and set in the table with its commit. Unbounded until SIGTERM or
+ * SIGINT (then the current checkpoint is committed and the tool exits 0), or bounded with {@code --until end}.
+ */
+final class KafkaIngest {
+  /** Values sampled to infer the schema when {@code --schema} is not given. */
+  private static final int SAMPLE = 1_000;
+
+  private final IngestCommand command;
+
+  KafkaIngest(IngestCommand command) {
+    this.command = command;
+  }
+
+  int run(PrintWriter out) throws Exception {
+    TableAccess access = TableAccess.of(command.table);
+    TableAccess.IngestSettings settings = command.ingestSettings();
+    access.checkIngestOptions(settings);
+    command.checkOptions();
+    KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
+    S3Staging.sweepDeadProcesses();
+    Schema valueSchema = command.schema != null ? SchemaParser.parse(command.schema)
+        : KafkaSource.inferSchema(kafka.input(), kafka.consumerProperties(), SAMPLE);
+    KafkaSource source = new KafkaSource(new KafkaSource.Settings(kafka.input(), kafka.format(), valueSchema,
+        kafka.metadata(), kafka.consumerProperties(), kafka.startingOffsets(), kafka.onLostOffsets(),
+        kafka.bounded(), kafka.discoveryInterval()));
+    JobId jobId = command.job.jobId(command.input, command.table.table());
+    if (command.badRecords != null) {
+      source.badRecords(new DeadLetterFiles(command.badRecords, jobId.value(),
+          (int) (System.currentTimeMillis() / 1000)), command.maxBadRecords == null ? Long.MAX_VALUE
+          : command.maxBadRecords);
+    }
+    out.printf("Ingesting %s into %s as job %s (%s)%n", kafka.input(), command.table.table(), jobId,
+        kafka.bounded() ? "until the end offsets seen now" : "until SIGTERM/SIGINT");
+    out.flush();
+    JobResult result;
+    AtomicLong rowsRead = new AtomicLong();
+    try (Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings);
+        StopSignals signals = StopSignals.install(source::requestStop, out);
+        Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
+            .lag(source::lag);
+        PeriodicMaintenance maintenance = command.maintain.around(sink, progress)) {
+      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
+      java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
+      if (router != null) {
+        builder.router(router);
+      }
+      result = command.runtime.apply(builder, access)
+          .jobId(jobId)
+          .checkpointStore(command.job.checkpointStore(jobId, command.table))
+          .parallelism(command.parallelism)
+          .checkpointEveryRecords(command.checkpointEveryRecords)
+          .checkpointInterval(command.checkpointInterval)
+          .restoreBehind(command.restoreBehind)
+          .freshStartOnNewTarget(command.startAfreshOnNewTable)
+          .listener(maintenance == null ? progress : maintenance)
+          .build()
+          .run();
+    }
+    if (source.skippedByGaps() > 0) {
+      out.printf("%,d record(s) were deleted by retention before the job read them (--on-lost-offsets skip)%n",
+          source.skippedByGaps());
+    }
+    IngestCommand.report(out, access.describe(jobId), jobId, result);
+    RuntimeOptions.report(out, result);
+    return command.diverted(out);
+  }
+
+  /** Counts rows read and keeps the diverted total of the newest position; forwards the stream's polling. */
+  private CheckpointedSource<Record> counting(KafkaSource source, AtomicLong rows) {
+    return new CheckpointedSource<>() {
+      @Override
+      public SourceReader<Record> open(byte[] position) throws IOException {
+        SourceReader<Record> reader = source.open(position);
+        command.divertedBefore.set(KafkaSource.divertedAt(position));
+        command.divertedTotal.set(KafkaSource.divertedAt(position));
+        return new SourceReader<>() {
+          @Override
+          public Record next() throws IOException {
+            return counted(reader.next());
+          }
+
+          @Override
+          public Record poll(Duration maxWait) throws IOException, InterruptedException {
+            return counted(reader.poll(maxWait));
+          }
+
+          private Record counted(Record record) {
+            if (record != null) {
+              rows.incrementAndGet();
+            }
+            return record;
+          }
+
+          @Override
+          public boolean ended() {
+            return reader.ended();
+          }
+
+          @Override
+          public byte[] position() {
+            byte[] at = reader.position();
+            command.divertedTotal.set(KafkaSource.divertedAt(at));
+            return at;
+          }
+
+          @Override
+          public void close() throws IOException {
+            reader.close();
+          }
+        };
+      }
+
+      @Override
+      public String commitPosition(byte[] position) {
+        return source.commitPosition(position);
+      }
+    };
+  }
+}

@@ -1,0 +1,698 @@
+package dev.lakecommit.ingest.source;
+
+import dev.lakecommit.core.runtime.CheckpointedSource;
+import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Kafka topics as a {@link CheckpointedSource}: the position is the next offset of every partition (never the
+ * consumer group's committed offsets), stored with each checkpoint and set in the table with its commit. Reads
+ * with {@code isolation.level=read_committed}; a restored offset that fell out of retention stops the job (the
+ * {@code auto.offset.reset=none} rule) unless the gap is accepted explicitly. Unbounded (until {@link #requestStop})
+ * or bounded by the end offsets seen when a run starts ({@code --until end}). Partitions added to a topic while
+ * the job runs are found and read from their start.
+ */
+public final class KafkaSource implements CheckpointedSource<Record> {
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
+
+  /** Columns the Kafka record's own fields can fill ({@code --kafka-metadata}). */
+  public enum MetadataColumn {
+    KEY("kafka_key", Types.StringType.get()),
+    TOPIC("kafka_topic", Types.StringType.get()),
+    PARTITION("kafka_partition", Types.IntegerType.get()),
+    OFFSET("kafka_offset", Types.LongType.get()),
+    TIMESTAMP("kafka_timestamp", Types.TimestampType.withZone());
+
+    final String column;
+    final org.apache.iceberg.types.Type type;
+
+    MetadataColumn(String column, org.apache.iceberg.types.Type type) {
+      this.column = column;
+      this.type = type;
+    }
+
+    public String column() {
+      return column;
+    }
+
+    /** @throws IllegalArgumentException naming the value and the choices */
+    public static MetadataColumn of(String name) {
+      for (MetadataColumn value : values()) {
+        if (value.name().equalsIgnoreCase(name.trim()) || value.column.equalsIgnoreCase(name.trim())) {
+          return value;
+        }
+      }
+      throw new IllegalArgumentException("Unknown Kafka metadata column '" + name + "' (key, topic, partition,"
+          + " offset, timestamp)");
+    }
+  }
+
+  /** Where a job without a stored position starts: {@code earliest}, {@code latest} or a time. */
+  public record StartingOffsets(String kind, Instant time) {
+    public static StartingOffsets parse(String value) {
+      String text = value.trim().toLowerCase(Locale.ROOT);
+      if (text.equals("earliest") || text.equals("latest")) {
+        return new StartingOffsets(text, null);
+      }
+      try {
+        return new StartingOffsets("time", text.chars().allMatch(Character::isDigit)
+            ? Instant.ofEpochMilli(Long.parseLong(text)) : OffsetDateTime.parse(value.trim()).toInstant());
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("Invalid starting offsets '" + value + "': earliest, latest, an"
+            + " ISO-8601 time with offset (2026-12-01T10:00:00Z) or epoch milliseconds");
+      }
+    }
+  }
+
+  /** What the source does when a stored offset fell out of the topic's retention. */
+  public enum OnLostOffsets {
+    FAIL, SKIP;
+
+    public static OnLostOffsets of(String value) {
+      return switch (value.trim().toLowerCase(Locale.ROOT)) {
+        case "fail" -> FAIL;
+        case "skip" -> SKIP;
+        default -> throw new IllegalArgumentException("Invalid value '" + value + "' for --on-lost-offsets"
+            + " (fail or skip)");
+      };
+    }
+  }
+
+  /** The value format of the messages. */
+  public enum ValueFormat {
+    JSON, CSV;
+
+    public static ValueFormat of(String value) {
+      return switch (value.trim().toLowerCase(Locale.ROOT)) {
+        case "json" -> JSON;
+        case "csv" -> CSV;
+        default -> throw new IllegalArgumentException("Invalid --format '" + value + "' for a Kafka input (json or"
+            + " csv)");
+      };
+    }
+  }
+
+  /**
+   * @param consumerProperties extra consumer settings ({@code -K}): security, SASL/SSL, client id, fetch sizes
+   * @param until end: stop at the end offsets seen at the start of each run; null: run until stopped
+   * @param discoveryInterval how often new partitions are looked for while unbounded
+   */
+  public record Settings(KafkaInput input, ValueFormat format, Schema valueSchema, List<MetadataColumn> metadata,
+      Map<String, String> consumerProperties, StartingOffsets startingOffsets, OnLostOffsets onLostOffsets,
+      boolean bounded, Duration discoveryInterval) {}
+
+  private static final Set<String> OWN_SETTINGS = Set.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+      ConsumerConfig.ISOLATION_LEVEL_CONFIG, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+      ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+      ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
+
+  private final Settings settings;
+  private final Schema schema;
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final AtomicLong lag = new AtomicLong(-1);
+  private final AtomicLong skippedByGaps = new AtomicLong();
+  private BadRecordSink badRecords;
+  private long maxBadRecords = Long.MAX_VALUE;
+  private boolean ignoreUnknownColumns;
+
+  /**
+   * @throws IllegalArgumentException naming a consumer setting the source owns itself
+   */
+  public KafkaSource(Settings settings) {
+    for (String key : settings.consumerProperties().keySet()) {
+      if (OWN_SETTINGS.contains(key)) {
+        throw new IllegalArgumentException("Invalid option -K " + key + ": the Kafka source sets it itself (offsets"
+            + " live in the checkpoint and the table, records are read read_committed)");
+      }
+    }
+    this.settings = settings;
+    this.schema = withMetadata(settings.valueSchema(), settings.metadata());
+  }
+
+  /** The schema of the records: the value's columns, then the metadata columns asked for. */
+  public Schema schema() {
+    return schema;
+  }
+
+  public Settings settings() {
+    return settings;
+  }
+
+  /** Hands records that do not parse or fit to this sink and goes on (default: they fail the job). */
+  public KafkaSource badRecords(BadRecordSink sink, long max) {
+    this.badRecords = sink;
+    this.maxBadRecords = max;
+    return this;
+  }
+
+  /** Reads fields the schema lacks as absent instead of stopping (an audit reads only the key and event time). */
+  public KafkaSource ignoreUnknownColumns() {
+    this.ignoreUnknownColumns = true;
+    return this;
+  }
+
+  /** Ends the input at the next record boundary: the job takes its last checkpoint, commits it and returns. */
+  public void requestStop() {
+    stop.set(true);
+  }
+
+  /** Records behind the end offsets as the consumer last saw them; -1 before the first fetch. */
+  public long lag() {
+    return lag.get();
+  }
+
+  /** Records skipped because their offsets fell out of retention (with {@code --on-lost-offsets skip}). */
+  public long skippedByGaps() {
+    return skippedByGaps.get();
+  }
+
+  /** Whether checkpoint bytes are a Kafka source's position (a file source's start with a small version int). */
+  public static boolean isKafkaPosition(byte[] position) {
+    return position != null && position.length > 0 && position[0] == 'K';
+  }
+
+  /** A position in its text form ({@code topic:partition=offset,...}). */
+  public static String describe(byte[] position) {
+    KafkaPosition at = KafkaPosition.fromBytes(position);
+    return at == null ? "start" : at.toText();
+  }
+
+  /** Bad records diverted up to a position (0 for null). */
+  public static long divertedAt(byte[] position) {
+    KafkaPosition at = KafkaPosition.fromBytes(position);
+    return at == null ? 0 : at.diverted();
+  }
+
+  @Override
+  public String commitPosition(byte[] position) {
+    KafkaPosition at = KafkaPosition.fromBytes(position);
+    return at == null ? null : at.toText();
+  }
+
+  /**
+   * Samples up to {@code limit} values from the start of every partition to infer a schema (JSON only).
+   *
+   * @throws IOException if the topics hold no message to infer from
+   */
+  public static Schema inferSchema(KafkaInput input, Map<String, String> consumerProperties, int limit)
+      throws IOException {
+    Inference inference = new Inference();
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer(input, consumerProperties)) {
+      List<TopicPartition> partitions = partitions(consumer, input);
+      consumer.assign(partitions);
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      int seen = 0;
+      while (seen < limit && System.nanoTime() < deadline && !atEnd(consumer, partitions, end)) {
+        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+          if (record.value() == null) {
+            continue;
+          }
+          try {
+            Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
+            if (json instanceof Map<?, ?> object) {
+              @SuppressWarnings("unchecked")
+              Map<String, Object> fields = (Map<String, Object>) object;
+              inference.addJson(fields);
+              seen++;
+            }
+          } catch (Json.SyntaxException e) {
+            // a bad record: the run reports it where it meets it
+          }
+        }
+      }
+    }
+    if (inference.isEmpty()) {
+      throw new IOException("Cannot infer a schema: " + input + " holds no JSON object to sample; give --schema");
+    }
+    return inference.schema();
+  }
+
+  private static boolean atEnd(KafkaConsumer<byte[], byte[]> consumer, Collection<TopicPartition> partitions,
+      Map<TopicPartition, Long> end) {
+    for (TopicPartition partition : partitions) {
+      if (consumer.position(partition) < end.getOrDefault(partition, 0L)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static KafkaConsumer<byte[], byte[]> consumer(KafkaInput input, Map<String, String> extra) {
+    Properties properties = new Properties();
+    properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "lakecommit");
+    properties.putAll(extra);
+    properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, input.bootstrapServers());
+    properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    properties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    properties.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+    return new KafkaConsumer<>(properties, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+  }
+
+  /** Every partition of the input's topics, as the brokers list them now. */
+  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input) throws IOException {
+    return partitions(consumer, input, false);
+  }
+
+  /**
+   * @param fresh ask the brokers (listTopics) rather than the consumer's metadata cache, which learns of partitions
+   *     added to a known topic only every metadata.max.age.ms (5 minutes by default)
+   */
+  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input, boolean fresh)
+      throws IOException {
+    List<TopicPartition> partitions = new ArrayList<>();
+    if (input.pattern() != null || fresh) {
+      for (Map.Entry<String, List<PartitionInfo>> topic : consumer.listTopics(Duration.ofSeconds(60)).entrySet()) {
+        if (input.reads(topic.getKey())) {
+          topic.getValue().forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+        }
+      }
+    } else {
+      for (String topic : input.topics()) {
+        List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(60));
+        if (infos == null || infos.isEmpty()) {
+          throw new IOException("Kafka topic '" + topic + "' does not exist at " + input.bootstrapServers());
+        }
+        infos.forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
+      }
+    }
+    partitions.sort(KafkaPosition.ORDER);
+    return partitions;
+  }
+
+  private static Schema withMetadata(Schema value, List<MetadataColumn> metadata) {
+    if (metadata.isEmpty()) {
+      return value;
+    }
+    List<Types.NestedField> fields = new ArrayList<>(value.columns());
+    int id = value.highestFieldId();
+    for (MetadataColumn column : metadata) {
+      if (value.findField(column.column) != null) {
+        throw new IllegalArgumentException("Column " + column.column + " of --kafka-metadata is also a column of"
+            + " the value's schema");
+      }
+      fields.add(Types.NestedField.optional(++id, column.column, column.type));
+    }
+    return new Schema(fields);
+  }
+
+  @Override
+  public SourceReader<Record> open(byte[] position) throws IOException {
+    KafkaConsumer<byte[], byte[]> consumer = consumer(settings.input(), settings.consumerProperties());
+    try {
+      return new Reader(consumer, KafkaPosition.fromBytes(position));
+    } catch (IOException | RuntimeException e) {
+      consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ZERO));
+      throw e;
+    }
+  }
+
+  private final class Reader implements SourceReader<Record> {
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final TreeMap<TopicPartition, Long> next = new TreeMap<>(KafkaPosition.ORDER);
+    /** With {@code --until end}: the end offsets (last stable offsets) seen when the run started. */
+    private final Map<TopicPartition, Long> end = new HashMap<>();
+    private final Set<TopicPartition> paused = new TreeSet<>(KafkaPosition.ORDER);
+    private Iterator<ConsumerRecord<byte[], byte[]>> buffered = java.util.Collections.emptyIterator();
+    private long diverted;
+    private long nextDiscovery;
+    private boolean ended;
+
+    Reader(KafkaConsumer<byte[], byte[]> consumer, KafkaPosition restored) throws IOException {
+      this.consumer = consumer;
+      this.diverted = restored == null ? 0 : restored.diverted();
+      List<TopicPartition> partitions = partitions(consumer, settings.input());
+      if (restored != null) {
+        for (TopicPartition stored : restored.offsets().keySet()) {
+          if (!partitions.contains(stored)) {
+            throw new IOException("Kafka partition " + stored + " of the job's checkpoint no longer exists at "
+                + settings.input().bootstrapServers() + " (was the topic deleted?); nothing was committed for it"
+                + " after offset " + restored.offsets().get(stored));
+          }
+        }
+      }
+      assign(partitions, restored);
+      if (settings.bounded()) {
+        end.putAll(consumer.endOffsets(partitions));
+      }
+      nextDiscovery = System.nanoTime() + settings.discoveryInterval().toNanos();
+    }
+
+    /** Assigns the partitions and positions each: stored offset, else where a new job or a new partition starts. */
+    private void assign(List<TopicPartition> partitions, KafkaPosition restored) throws IOException {
+      List<TopicPartition> all = new ArrayList<>(next.keySet());
+      all.addAll(partitions);
+      consumer.assign(all);
+      Map<TopicPartition, Long> earliest = consumer.beginningOffsets(partitions);
+      Map<TopicPartition, Long> latest = consumer.endOffsets(partitions);
+      Map<TopicPartition, Long> byTime = new HashMap<>();
+      if (restored == null && settings.startingOffsets().time() != null) {
+        Map<TopicPartition, Long> query = new HashMap<>();
+        partitions.forEach(p -> query.put(p, settings.startingOffsets().time().toEpochMilli()));
+        for (Map.Entry<TopicPartition, OffsetAndTimestamp> found : consumer.offsetsForTimes(query).entrySet()) {
+          byTime.put(found.getKey(), found.getValue() == null ? latest.get(found.getKey())
+              : found.getValue().offset());
+        }
+      }
+      for (TopicPartition partition : partitions) {
+        long first = earliest.get(partition);
+        long last = latest.get(partition);
+        long offset;
+        Long stored = restored == null ? null : restored.offsets().get(partition);
+        if (stored != null) {
+          offset = checkStored(partition, stored, first, last);
+        } else if (restored == null && next.isEmpty()) {
+          offset = switch (settings.startingOffsets().kind()) {
+            case "latest" -> last;
+            case "time" -> byTime.get(partition);
+            default -> first;
+          };
+        } else {
+          // a partition the job has not read before: added to the topic (or matched by the pattern) since
+          offset = first;
+          LOG.info("Reading new Kafka partition {} from offset {}", partition, first);
+        }
+        consumer.seek(partition, offset);
+        next.put(partition, offset);
+      }
+    }
+
+    private long checkStored(TopicPartition partition, long stored, long first, long last) throws IOException {
+      if (stored < first) {
+        return lost(partition, stored, first);
+      }
+      if (stored > last) {
+        throw new IOException("Kafka partition " + partition + " ends at offset " + last + ", before the job's"
+            + " stored offset " + stored + ": the topic was deleted and created again, or truncated. Nothing was"
+            + " read; use a new --job-id to read the new topic from the start.");
+      }
+      return stored;
+    }
+
+    private long lost(TopicPartition partition, long stored, long first) throws IOException {
+      long gap = first - stored;
+      String message = String.format("Kafka partition %s: the job's next offset %d is no longer in the topic"
+          + " (earliest offset now %d): %,d record(s) were deleted by retention before the job read them", partition,
+          stored, first, gap);
+      if (settings.onLostOffsets() == OnLostOffsets.FAIL) {
+        throw new IOException(message + ". Nothing was read. Run again with --on-lost-offsets skip to accept the gap"
+            + " and go on from offset " + first + ".");
+      }
+      skippedByGaps.addAndGet(gap);
+      LOG.warn("{}; skipping them as --on-lost-offsets skip says", message);
+      return first;
+    }
+
+    @Override
+    public Record next() throws IOException {
+      try {
+        Record record;
+        do {
+          record = poll(Duration.ofSeconds(1));
+        } while (record == null && !ended);
+        return record;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("Interrupted while reading " + settings.input());
+      }
+    }
+
+    @Override
+    public Record poll(Duration maxWait) throws IOException, InterruptedException {
+      while (true) {
+        if (Thread.interrupted()) {
+          throw new InterruptedException("Interrupted while reading " + settings.input());
+        }
+        while (buffered.hasNext()) {
+          ConsumerRecord<byte[], byte[]> record = buffered.next();
+          TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+          Long stop = end.get(partition);
+          if (stop != null && record.offset() >= stop) {
+            continue;
+          }
+          next.put(partition, record.offset() + 1);
+          Record parsed = parse(record);
+          if (parsed != null) {
+            return parsed;
+          }
+        }
+        advancePastControlRecords();
+        if (stop.get() || (settings.bounded() && reachedEnd())) {
+          ended = true;
+          return null;
+        }
+        if (!settings.bounded() && System.nanoTime() >= nextDiscovery) {
+          discover();
+        }
+        ConsumerRecords<byte[], byte[]> records;
+        try {
+          records = consumer.poll(maxWait);
+        } catch (OffsetOutOfRangeException e) {
+          outOfRange(e);
+          continue;
+        }
+        updateLag();
+        if (records.isEmpty()) {
+          return null;
+        }
+        buffered = records.iterator();
+      }
+    }
+
+    /**
+     * With every fetched record handed out, the consumer's position is past the transaction markers and aborted
+     * records behind it too: the stored offset moves there, so a table's offsets equal the topic's end offsets when
+     * the job caught up (never past a bounded run's end).
+     */
+    private void advancePastControlRecords() {
+      for (Map.Entry<TopicPartition, Long> entry : next.entrySet()) {
+        TopicPartition partition = entry.getKey();
+        long position = consumer.position(partition);
+        Long bound = end.get(partition);
+        if (bound != null) {
+          position = Math.min(position, bound);
+        }
+        if (position > entry.getValue()) {
+          entry.setValue(position);
+        }
+      }
+    }
+
+    /** Retention deleted records the job had not read yet, while it ran. */
+    private void outOfRange(OffsetOutOfRangeException e) throws IOException {
+      Map<TopicPartition, Long> earliest = consumer.beginningOffsets(e.offsetOutOfRangePartitions().keySet());
+      for (Map.Entry<TopicPartition, Long> entry : e.offsetOutOfRangePartitions().entrySet()) {
+        TopicPartition partition = entry.getKey();
+        long first = earliest.get(partition);
+        if (entry.getValue() < first) {
+          consumer.seek(partition, lost(partition, entry.getValue(), first));
+          next.put(partition, first);
+        } else {
+          throw new IOException("Kafka partition " + partition + " has no offset " + entry.getValue()
+              + " (earliest " + first + "): was the topic deleted and created again?", e);
+        }
+      }
+    }
+
+    private boolean reachedEnd() {
+      boolean all = true;
+      for (Map.Entry<TopicPartition, Long> entry : end.entrySet()) {
+        TopicPartition partition = entry.getKey();
+        boolean done = next.get(partition) >= entry.getValue() || consumer.position(partition) >= entry.getValue();
+        if (done && paused.add(partition)) {
+          consumer.pause(List.of(partition));
+        }
+        all &= done;
+      }
+      return all;
+    }
+
+    private void discover() throws IOException {
+      nextDiscovery = System.nanoTime() + settings.discoveryInterval().toNanos();
+      List<TopicPartition> fresh = new ArrayList<>();
+      for (TopicPartition partition : partitions(consumer, settings.input(), true)) {
+        if (!next.containsKey(partition)) {
+          fresh.add(partition);
+        }
+      }
+      if (!fresh.isEmpty()) {
+        assign(fresh, null);
+      }
+    }
+
+    private void updateLag() {
+      long total = 0;
+      for (TopicPartition partition : next.keySet()) {
+        java.util.OptionalLong behind = consumer.currentLag(partition);
+        if (behind.isEmpty()) {
+          return;
+        }
+        total += behind.getAsLong();
+      }
+      lag.set(total);
+    }
+
+    /** The record, or null if it went to the bad-record sink. */
+    private Record parse(ConsumerRecord<byte[], byte[]> record) throws IOException {
+      String where = "Kafka " + record.topic() + " partition " + record.partition() + " offset " + record.offset();
+      try {
+        Record parsed = value(record, where);
+        if (!settings.metadata().isEmpty()) {
+          metadata(parsed, record);
+        }
+        return parsed;
+      } catch (BadRecordException bad) {
+        if (badRecords == null) {
+          throw bad;
+        }
+        badRecords.reject(where, record.offset() + 1, bad.sinkReason(), bad.rawText());
+        diverted++;
+        if (diverted > maxBadRecords) {
+          throw new BadRecordLimitException(maxBadRecords, bad);
+        }
+        return null;
+      }
+    }
+
+    private Record value(ConsumerRecord<byte[], byte[]> record, String where) {
+      if (record.value() == null) {
+        throw BadRecordException.record(where, 0, false, null, "the message has no value (a tombstone)", "");
+      }
+      String text;
+      try {
+        text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+            .decode(java.nio.ByteBuffer.wrap(record.value())).toString();
+      } catch (CharacterCodingException e) {
+        throw BadRecordException.record(where, 0, false, null, "not valid UTF-8",
+            new String(record.value(), StandardCharsets.UTF_8));
+      }
+      Types.StructType struct = schema.asStruct();
+      try {
+        if (settings.format() == ValueFormat.CSV) {
+          return csv(struct, text, where);
+        }
+        Object json = Json.parse(text);
+        if (!(json instanceof Map<?, ?> object)) {
+          throw BadRecordException.record(where, 0, false, null, "expected a JSON object, got " + Json.kind(json),
+              text);
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> fields = (Map<String, Object>) object;
+        for (String name : fields.keySet()) {
+          if (!ignoreUnknownColumns && struct.field(name) == null) {
+            throw new ColumnNotInSchemaException(name, where);
+          }
+        }
+        return Values.record(struct, fields, null);
+      } catch (Json.SyntaxException e) {
+        throw BadRecordException.record(where, 0, false, null, e.getMessage(), text);
+      } catch (Values.ValueException e) {
+        throw BadRecordException.record(where, 0, false, e.field(), e.getMessage(), text);
+      }
+    }
+
+    private Record csv(Types.StructType struct, String text, String where) throws Values.ValueException {
+      List<String> cells = CsvFileRecords.parse(text);
+      List<Types.NestedField> columns = settings.valueSchema().columns();
+      if (cells.size() != columns.size()) {
+        throw BadRecordException.record(where, 0, false, null, "expected " + columns.size() + " CSV fields, got "
+            + cells.size(), text);
+      }
+      Record result = GenericRecord.create(struct);
+      for (int i = 0; i < columns.size(); i++) {
+        Types.NestedField column = columns.get(i);
+        String cell = cells.get(i);
+        result.setField(column.name(), cell.isEmpty() && column.isOptional() ? null
+            : Values.fromText(column.type(), cell, column.name()));
+      }
+      return result;
+    }
+
+    private void metadata(Record record, ConsumerRecord<byte[], byte[]> source) {
+      for (MetadataColumn column : settings.metadata()) {
+        Object value = switch (column) {
+          case KEY -> source.key() == null ? null : new String(source.key(), StandardCharsets.UTF_8);
+          case TOPIC -> source.topic();
+          case PARTITION -> source.partition();
+          case OFFSET -> source.offset();
+          case TIMESTAMP -> Instant.ofEpochMilli(source.timestamp()).atOffset(ZoneOffset.UTC);
+        };
+        record.setField(column.column, value);
+      }
+    }
+
+    @Override
+    public boolean ended() {
+      return ended;
+    }
+
+    @Override
+    public byte[] position() {
+      return new KafkaPosition(next, diverted).toBytes();
+    }
+
+    @Override
+    public void close() {
+      consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
+    }
+  }
+
+  /** A message holds a field the table's schema lacks: the job stops rather than drop it. */
+  public static final class ColumnNotInSchemaException extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    ColumnNotInSchemaException(String column, String where) {
+      super("Column '" + column + "' in " + where + " is not in the job's schema: it would be dropped. Run again"
+          + " with --schema naming it (and --add-new-columns to add it to an existing table).");
+    }
+  }
+
+  /** The end offsets (last stable offsets) of every partition of the input's topics now. */
+  public static Map<TopicPartition, Long> endOffsets(KafkaInput input, Map<String, String> consumerProperties)
+      throws IOException {
+    try (KafkaConsumer<byte[], byte[]> consumer = consumer(input, consumerProperties)) {
+      return consumer.endOffsets(partitions(consumer, input), Duration.ofSeconds(60));
+    }
+  }
+
+  /** The committed positions a table records for a job, parsed; empty if none. */
+  public static SortedMap<TopicPartition, Long> committedOffsets(String text) {
+    return KafkaPosition.parseText(text);
+  }
+}

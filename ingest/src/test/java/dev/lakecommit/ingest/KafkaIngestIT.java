@@ -1,0 +1,160 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.testing.KafkaBroker;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code lakecommit ingest --input kafka://...} against a real Kafka broker (KRaft, in this JVM): read_committed,
+ * offsets in the checkpoint and in the table, resume exactly, retention gaps, new partitions, SIGTERM.
+ */
+class KafkaIngestIT {
+  @TempDir static Path brokerDir;
+  static KafkaBroker broker;
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void startBroker() {
+    broker = KafkaBroker.inProcess(brokerDir);
+  }
+
+  @AfterAll
+  static void stopBroker() {
+    if (broker != null) {
+      broker.close();
+    }
+  }
+
+  private String input(String topic) {
+    return "kafka://" + broker.bootstrapServers() + "/" + topic;
+  }
+
+  private List<String> ingest(String topic, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input(topic), "--table", "load.events",
+        "--warehouse", dir.resolve("wh").toString(), "--schema", "id long, kind string, ts long",
+        "--checkpoint-every-records", "300", "--parallelism", "2"));
+    args.addAll(List.of(extra));
+    return args;
+  }
+
+  private CliRun verify(String topic) {
+    return CliRun.of("verify", "--source", input(topic), "--table", "load.events", "--warehouse",
+        dir.resolve("wh").toString(), "--key", "id", "--json");
+  }
+
+  private static String offsets(Map<TopicPartition, Long> end) {
+    return end.entrySet().stream().sorted(Map.Entry.comparingByKey(
+        java.util.Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition)))
+        .map(e -> e.getKey().topic() + ":" + e.getKey().partition() + "=" + e.getValue())
+        .collect(java.util.stream.Collectors.joining(","));
+  }
+
+  @Test
+  void boundedRunsReadOnlyCommittedRecordsAndResumeExactly() throws Exception {
+    broker.createTopic("orders", 3);
+    try (KafkaProducer<String, String> producer = KafkaTopics.producer(broker, "orders-writer")) {
+      KafkaTopics.produce(producer, "orders", 0, 1_000, 100, false);
+      KafkaTopics.produce(producer, "orders", 5_000, 5_200, 100, true);
+    }
+
+    CliRun first = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    assertThat(first.exitCode()).as("%s", first).isZero();
+    assertThat(first.out()).contains("Committed 1,000 rows");
+
+    // The table alone tells where the job stands: its offsets are the topic's end offsets.
+    CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
+        "--json", "--input", input("orders"));
+    assertThat(status.exitCode()).as("%s", status).isZero();
+    assertThat(status.out()).contains("\"total-lag\" : 0");
+    CliRun again = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    assertThat(again.exitCode()).as("%s", again).isZero();
+    assertThat(again.out()).contains("Nothing new to commit");
+
+    KafkaTopics.produce(broker, "orders", 1_000, 1_500);
+    CliRun third = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    assertThat(third.exitCode()).as("%s", third).isZero();
+    assertThat(third.out()).contains("Committed 500 rows");
+    String plain = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString())
+        .out();
+    assertThat(plain).contains("committed offsets " + offsets(broker.endOffsets("orders")));
+
+    CliRun verify = verify("orders");
+    assertThat(verify.exitCode()).as("%s", verify).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : 1500").contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0");
+  }
+
+  @Test
+  void offsetsDeletedByRetentionStopTheJobUnlessTheGapIsAccepted() throws Exception {
+    broker.createTopic("clicks", 2);
+    KafkaTopics.produce(broker, "clicks", 0, 400);
+    assertThat(CliRun.of(ingest("clicks", "--until", "end").toArray(String[]::new)).exitCode()).isZero();
+    KafkaTopics.produce(broker, "clicks", 400, 800);
+    TopicPartition first = new TopicPartition("clicks", 0);
+    long end = broker.endOffsets("clicks").get(first);
+    broker.deleteRecordsBefore("clicks", 0, end);
+
+    CliRun refused = CliRun.of(ingest("clicks", "--until", "end").toArray(String[]::new));
+    assertThat(refused.exitCode()).as("%s", refused).isEqualTo(3);
+    assertThat(refused.err() + refused.out()).contains("Kafka partition clicks-0")
+        .contains("no longer in the topic").contains("--on-lost-offsets skip");
+
+    CliRun skipped = CliRun.of(ingest("clicks", "--until", "end", "--on-lost-offsets", "skip")
+        .toArray(String[]::new));
+    assertThat(skipped.exitCode()).as("%s", skipped).isZero();
+    assertThat(skipped.out()).containsPattern("[0-9,]+ record\\(s\\) were deleted by retention");
+    CliRun verify = verify("clicks");
+    // What is still in the topic is in the table exactly once; the deleted records were reported, not hidden.
+    assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
+  }
+
+  /**
+   * The tool as a user runs it: unbounded in its own process. A partition added while it runs is read; SIGTERM
+   * commits the current checkpoint and exits 0; a rerun continues exactly.
+   */
+  @Test
+  void unboundedJobReadsNewPartitionsAndCommitsOnSigterm() throws Exception {
+    broker.createTopic("events", 2);
+    KafkaTopics.produce(broker, "events", 0, 600);
+    List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), ingest("events",
+        "--checkpoint-interval", "1s", "--partition-discovery-interval", "1s", "--job-id", "events-job"));
+    Path log = dir.resolve("run-1.log");
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      KillLoop.awaitOutput(process, log, "complete: 600 rows");
+      broker.addPartitions("events", 3);
+      KafkaTopics.produce(broker, "events", 600, 900);
+      KillLoop.awaitOutput(process, log, "complete: 900 rows");
+      assertThat(Files.readString(log)).contains("Reading new Kafka partition events-2");
+      KafkaTopics.produce(broker, "events", 900, 1_000);
+      process.destroy(); // SIGTERM
+      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n--- the tool's output:\n" + Files.readString(log), e);
+    } finally {
+      process.destroyForcibly();
+    }
+    assertThat(process.exitValue()).as(Files.readString(log)).isZero();
+    assertThat(Files.readString(log)).contains("SIGTERM: committing the current checkpoint");
+
+    KafkaTopics.produce(broker, "events", 1_000, 1_100);
+    CliRun rerun = CliRun.of(ingest("events", "--until", "end", "--job-id", "events-job").toArray(String[]::new));
+    assertThat(rerun.exitCode()).as("%s", rerun).isZero();
+    CliRun verify = verify("events");
+    assertThat(verify.exitCode()).as("%s", verify).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : 1100").contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0");
+  }
+}
