@@ -61,6 +61,14 @@ class KafkaIngestIT {
         .collect(java.util.stream.Collectors.joining(","));
   }
 
+  private static String scrape(int port) throws Exception {
+    java.net.http.HttpResponse<String> response = java.net.http.HttpClient.newHttpClient().send(
+        java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+        java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).isEqualTo(200);
+    return response.body();
+  }
+
   @Test
   void boundedRunsReadOnlyCommittedRecordsAndResumeExactly() throws Exception {
     broker.createTopic("orders", 3);
@@ -128,8 +136,13 @@ class KafkaIngestIT {
   void unboundedJobReadsNewPartitionsAndCommitsOnSigterm() throws Exception {
     broker.createTopic("events", 2);
     KafkaTopics.produce(broker, "events", 0, 600);
+    int metricsPort;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      metricsPort = free.getLocalPort();
+    }
     List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), ingest("events",
-        "--checkpoint-interval", "1s", "--partition-discovery-interval", "1s", "--job-id", "events-job"));
+        "--checkpoint-interval", "1s", "--partition-discovery-interval", "1s", "--job-id", "events-job",
+        "--metrics-port", Integer.toString(metricsPort), "--metrics-host", "127.0.0.1"));
     Path log = dir.resolve("run-1.log");
     Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     try {
@@ -138,6 +151,12 @@ class KafkaIngestIT {
       KafkaTopics.produce(broker, "events", 600, 900);
       KillLoop.awaitOutput(process, log, "complete: 900 rows");
       assertThat(Files.readString(log)).contains("Reading new Kafka partition events-2");
+      String metrics = scrape(metricsPort);
+      assertThat(metrics).contains("lakecommit_committed_records_total{job=\"events-job\"} 900.0")
+          .contains("lakecommit_commit_latency_quantile_seconds{job=\"events-job\",quantile=\"0.99\"}")
+          .contains("lakecommit_commit_latency_seconds_bucket{job=\"events-job\",le=")
+          .contains("lakecommit_pending_checkpoints{job=\"events-job\"} 0.0")
+          .contains("lakecommit_kafka_lag_records{job=\"events-job\",partition=\"2\",topic=\"events\"}");
       KafkaTopics.produce(broker, "events", 900, 1_000);
       process.destroy(); // SIGTERM
       assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();

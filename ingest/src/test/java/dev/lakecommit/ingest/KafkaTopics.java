@@ -7,12 +7,22 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
-/** Test messages: JSON objects {@code {"id": i, "kind": "k<i % 7>", "ts": <event time ms>}}, keyed by id. */
+/**
+ * Test messages: JSON objects {@code {"id": i, "kind": "k<i % 7>", "ts": <event time ms>}}, keyed by id, each record
+ * stamped with its event time.
+ */
 final class KafkaTopics {
   private KafkaTopics() {}
 
+  /** Event times start now: the broker's time-based retention (7 days) never sees them as expired. */
+  private static final long START = System.currentTimeMillis();
+
+  static long eventTime(long id) {
+    return START + id;
+  }
+
   static String value(long id) {
-    return "{\"id\": " + id + ", \"kind\": \"k" + (id % 7) + "\", \"ts\": " + (1_700_000_000_000L + id) + "}";
+    return "{\"id\": " + id + ", \"kind\": \"k" + (id % 7) + "\", \"ts\": " + eventTime(id) + "}";
   }
 
   static KafkaProducer<String, String> producer(KafkaBroker broker, String transactionalId) {
@@ -36,7 +46,8 @@ final class KafkaTopics {
     for (long start = from; start < to; start += perTransaction) {
       producer.beginTransaction();
       for (long id = start; id < Math.min(to, start + perTransaction); id++) {
-        producer.send(new ProducerRecord<>(topic, Long.toString(id), value(id)));
+        // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
+        producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
       }
       if (abort) {
         producer.abortTransaction();

@@ -32,4 +32,45 @@ public interface JobListener {
 
   /** No-op listener. */
   JobListener NONE = new JobListener() {};
+
+  /** Tells {@code first}, then {@code second}, of every step. */
+  static JobListener both(JobListener first, JobListener second) {
+    return new JobListener() {
+      @Override
+      public void onStart(int attempt, long restoredCheckpointId, long recordCount) {
+        first.onStart(attempt, restoredCheckpointId, recordCount);
+        second.onStart(attempt, restoredCheckpointId, recordCount);
+      }
+
+      @Override
+      public void onCheckpointPrepared(long checkpointId) {
+        first.onCheckpointPrepared(checkpointId);
+        second.onCheckpointPrepared(checkpointId);
+      }
+
+      @Override
+      public void onCheckpointPersisted(long checkpointId) {
+        first.onCheckpointPersisted(checkpointId);
+        second.onCheckpointPersisted(checkpointId);
+      }
+
+      @Override
+      public void onCommitted(long checkpointId, CommitOutcome outcome, long durationNanos) {
+        first.onCommitted(checkpointId, outcome, durationNanos);
+        second.onCommitted(checkpointId, outcome, durationNanos);
+      }
+
+      @Override
+      public void onCommitAttemptFailed(long checkpointId, int attempt, Throwable cause) {
+        first.onCommitAttemptFailed(checkpointId, attempt, cause);
+        second.onCommitAttemptFailed(checkpointId, attempt, cause);
+      }
+
+      @Override
+      public void onCheckpointComplete(long checkpointId, long recordCount) {
+        first.onCheckpointComplete(checkpointId, recordCount);
+        second.onCheckpointComplete(checkpointId, recordCount);
+      }
+    };
+  }
 }

@@ -3,6 +3,7 @@ package dev.lakecommit.ingest.cli;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.JobListener;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
@@ -57,7 +58,13 @@ final class KafkaIngest {
         StopSignals signals = StopSignals.install(source::requestStop, out);
         Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
             .lag(source::lag);
-        PeriodicMaintenance maintenance = command.maintain.around(sink, progress)) {
+        JobMetrics metrics = command.kafka.metricsPort == null ? null : new JobMetrics(command.kafka.metricsHost,
+            command.kafka.metricsPort, jobId.value(), command.divertedTotal, source::lagByPartition);
+        PeriodicMaintenance maintenance = command.maintain.around(sink, metrics == null ? progress
+            : JobListener.both(metrics, progress))) {
+      if (metrics != null) {
+        out.printf("Metrics at http://%s:%d/metrics%n", command.kafka.metricsHost, metrics.port());
+      }
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
       java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
       if (router != null) {
@@ -71,7 +78,8 @@ final class KafkaIngest {
           .checkpointInterval(command.checkpointInterval)
           .restoreBehind(command.restoreBehind)
           .freshStartOnNewTarget(command.startAfreshOnNewTable)
-          .listener(maintenance == null ? progress : maintenance)
+          .listener(maintenance != null ? maintenance : metrics == null ? progress
+              : JobListener.both(metrics, progress))
           .build()
           .run();
     }

@@ -44,6 +44,16 @@ public final class KafkaOptions {
           + "for (default: 30s).")
   Duration discoveryInterval;
 
+  @Option(names = "--metrics-port", paramLabel = "PORT",
+      description = "Serve the job's metrics in Prometheus text format at http://HOST:PORT/metrics (committed "
+          + "records and checkpoints, commit latency p50/p99 and histogram, pending checkpoints, commit retries, bad "
+          + "records, Kafka lag per partition).")
+  Integer metricsPort;
+
+  @Option(names = "--metrics-host", paramLabel = "HOST", defaultValue = "0.0.0.0",
+      description = "The address --metrics-port listens on (default: all interfaces).")
+  String metricsHost;
+
   /**
    * The source's settings, checked.
    *

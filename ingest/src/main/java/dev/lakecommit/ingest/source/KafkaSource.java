@@ -145,6 +145,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   private final Schema schema;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicLong lag = new AtomicLong(-1);
+  private final Map<TopicPartition, Long> lagByPartition = new java.util.concurrent.ConcurrentHashMap<>();
   private final AtomicLong skippedByGaps = new AtomicLong();
   private BadRecordSink badRecords;
   private long maxBadRecords = Long.MAX_VALUE;
@@ -194,6 +195,11 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   /** Records behind the end offsets as the consumer last saw them; -1 before the first fetch. */
   public long lag() {
     return lag.get();
+  }
+
+  /** Records behind the end offset, per partition, as the consumer last saw them (read by metrics). */
+  public Map<TopicPartition, Long> lagByPartition() {
+    return java.util.Collections.unmodifiableMap(lagByPartition);
   }
 
   /** Records skipped because their offsets fell out of retention (with {@code --on-lost-offsets skip}). */
@@ -277,6 +283,10 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   static KafkaConsumer<byte[], byte[]> consumer(KafkaInput input, Map<String, String> extra) {
     Properties properties = new Properties();
     properties.put(ConsumerConfig.CLIENT_ID_CONFIG, "lakecommit");
+    // Small fetches per partition and large polls: a poll holds a similar stretch of every partition, which the
+    // reader hands out in timestamp order (see Reader#poll); -K overrides both.
+    properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(128 * 1024));
+    properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
     properties.putAll(extra);
     properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, input.bootstrapServers());
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -350,6 +360,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private final Map<TopicPartition, Long> end = new HashMap<>();
     private final Set<TopicPartition> paused = new TreeSet<>(KafkaPosition.ORDER);
     private Iterator<ConsumerRecord<byte[], byte[]>> buffered = java.util.Collections.emptyIterator();
+    /** Per partition of the buffered batch: its last record's offset, and the consumer's position after it. */
+    private final Map<TopicPartition, long[]> batchEnds = new HashMap<>();
     private long diverted;
     private long nextDiscovery;
     private boolean ended;
@@ -466,7 +478,13 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           if (stop != null && record.offset() >= stop) {
             continue;
           }
-          next.put(partition, record.offset() + 1);
+          long after = record.offset() + 1;
+          long[] batchEnd = batchEnds.get(partition);
+          if (batchEnd != null && batchEnd[0] == record.offset()) {
+            // the partition's last record of the batch: the transaction marker after it goes with it
+            after = Math.max(after, stop == null ? batchEnd[1] : Math.min(batchEnd[1], stop));
+          }
+          next.put(partition, after);
           Record parsed = parse(record);
           if (parsed != null) {
             return parsed;
@@ -491,7 +509,12 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         if (records.isEmpty()) {
           return null;
         }
-        buffered = records.iterator();
+        batchEnds.clear();
+        for (TopicPartition partition : records.partitions()) {
+          List<ConsumerRecord<byte[], byte[]>> fetched = records.records(partition);
+          batchEnds.put(partition, new long[] {fetched.get(fetched.size() - 1).offset(), consumer.position(partition)});
+        }
+        buffered = inTimestampOrder(records);
       }
     }
 
@@ -512,6 +535,33 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           entry.setValue(position);
         }
       }
+    }
+
+    /**
+     * A poll's records in timestamp order across partitions (each partition's own order kept: its timestamps only
+     * grow with the offset for producers that stamp on send), so that partitions progress together and a checkpoint
+     * cut leaves few records of older event times behind it.
+     */
+    private Iterator<ConsumerRecord<byte[], byte[]>> inTimestampOrder(ConsumerRecords<byte[], byte[]> records) {
+      if (records.partitions().size() < 2) {
+        return records.iterator();
+      }
+      // a k-way merge by timestamp of the partitions' runs
+      java.util.PriorityQueue<Head> heads =
+          new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(head -> head.record.timestamp()));
+      for (TopicPartition partition : records.partitions()) {
+        Iterator<ConsumerRecord<byte[], byte[]>> run = records.records(partition).iterator();
+        heads.add(new Head(run.next(), run));
+      }
+      List<ConsumerRecord<byte[], byte[]>> merged = new ArrayList<>(records.count());
+      while (!heads.isEmpty()) {
+        Head head = heads.poll();
+        merged.add(head.record);
+        if (head.rest.hasNext()) {
+          heads.add(new Head(head.rest.next(), head.rest));
+        }
+      }
+      return merged.iterator();
     }
 
     /** Retention deleted records the job had not read yet, while it ran. */
@@ -563,6 +613,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         if (behind.isEmpty()) {
           return;
         }
+        lagByPartition.put(partition, behind.getAsLong());
         total += behind.getAsLong();
       }
       lag.set(total);
@@ -672,6 +723,9 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
+
+  /** The next record of one partition's run in a poll, and the rest of the run. */
+  private record Head(ConsumerRecord<byte[], byte[]> record, Iterator<ConsumerRecord<byte[], byte[]>> rest) {}
 
   /** A message holds a field the table's schema lacks: the job stops rather than drop it. */
   public static final class ColumnNotInSchemaException extends IllegalStateException {
