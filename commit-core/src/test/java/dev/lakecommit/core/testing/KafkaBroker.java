@@ -76,6 +76,9 @@ public final class KafkaBroker implements AutoCloseable {
     /** Launches the broker on {@code config} (a formatted storage); returns without waiting for it to answer. */
     void start(Path config) throws Exception;
 
+    /** Whether the broker was started and has not stopped or died since. */
+    boolean alive();
+
     /** Fails with what is known (exit code, log tail) if the broker is certainly gone; else does nothing. */
     void checkAlive();
 
@@ -139,7 +142,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   /**
    * Starts the broker, formatting its storage the first time, on the same ports and data as before; returns once it
-   * answers and every partition has a leader. Does nothing if it runs.
+   * answers and every partition has a leader. Does nothing if it runs; starts a child JVM again that died by itself.
    *
    * @throws IllegalStateException if closed, or if the broker does not answer within the startup timeout (the
    *     message has the child's exit code and log tail)
@@ -148,7 +151,7 @@ public final class KafkaBroker implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException(this + " is closed");
     }
-    if (running) {
+    if (running && server.alive()) {
       return;
     }
     long begin = System.nanoTime();
