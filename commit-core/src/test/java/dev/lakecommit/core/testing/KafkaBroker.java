@@ -61,6 +61,10 @@ import org.slf4j.LoggerFactory;
  * groups work), one partition each for the offsets and transaction topics (fast first use), no group rebalance
  * delay, and no automatic topic creation: create topics with {@link #createTopic}.
  *
+ * <p>An in-process broker that meets a fatal error fails its thread instead of exiting the test JVM (Kafka's
+ * {@code Exit} procedures are replaced for the JVM). Run one in-process broker at a time: brokers in one JVM share
+ * Kafka's static metrics and MBean names.
+ *
  * <p>The broker logs through SLF4J, at the level of the test's configuration (WARN in this project). A child JVM
  * logs at INFO to {@code <dir>/broker.log}, whose tail is in the message when it does not start. A child JVM never
  * outlives its test JVM: {@link #close()} and a shutdown hook destroy it, and it halts by itself when its parent
