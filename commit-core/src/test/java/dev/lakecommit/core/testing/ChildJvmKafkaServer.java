@@ -53,6 +53,11 @@ final class ChildJvmKafkaServer implements KafkaBroker.Server {
   }
 
   @Override
+  public synchronized boolean alive() {
+    return process != null && process.isAlive();
+  }
+
+  @Override
   public synchronized void checkAlive() {
     if (process != null && !process.isAlive()) {
       throw new IllegalStateException(

@@ -41,6 +41,11 @@ final class InProcessKafkaServer implements KafkaBroker.Server {
   }
 
   @Override
+  public boolean alive() {
+    return server != null;
+  }
+
+  @Override
   public void checkAlive() {}
 
   @Override

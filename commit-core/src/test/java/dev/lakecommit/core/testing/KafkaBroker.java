@@ -1,22 +1,17 @@
 package dev.lakecommit.core.testing;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -30,11 +25,17 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.Uuid;
-import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,10 +56,14 @@ import org.slf4j.LoggerFactory;
  * kafka.kill(); kafka.start();                                               // child JVM only: SIGKILL, recovery
  * }</pre>
  *
- * <p>The storage is formatted with Kafka's own {@link Formatter} on the first start. Settings are those of a single
- * node: internal topics with replication factor 1 and min ISR 1 (so transactions and consumer groups work), one
- * partition each for the offsets and transaction topics (fast first use), no group rebalance delay, and no automatic
- * topic creation: create topics with {@link #createTopic}.
+ * <p>The storage is formatted with Kafka's own {@code Formatter} on the first start ({@link KafkaNode}). Settings
+ * are those of a single node: internal topics with replication factor 1 and min ISR 1 (so transactions and consumer
+ * groups work), one partition each for the offsets and transaction topics (fast first use), no group rebalance
+ * delay, and no automatic topic creation: create topics with {@link #createTopic}.
+ *
+ * <p>An in-process broker that meets a fatal error fails its thread instead of exiting the test JVM (Kafka's
+ * {@code Exit} procedures are replaced for the JVM). Run one in-process broker at a time: brokers in one JVM share
+ * Kafka's static metrics and MBean names.
  *
  * <p>The broker logs through SLF4J, at the level of the test's configuration (WARN in this project). A child JVM
  * logs at INFO to {@code <dir>/broker.log}, whose tail is in the message when it does not start. A child JVM never
@@ -67,7 +72,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class KafkaBroker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaBroker.class);
-  static final int NODE_ID = 1;
   private static final Duration STARTUP_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
@@ -75,6 +79,9 @@ public final class KafkaBroker implements AutoCloseable {
   interface Server {
     /** Launches the broker on {@code config} (a formatted storage); returns without waiting for it to answer. */
     void start(Path config) throws Exception;
+
+    /** Whether the broker was started and has not stopped or died since. */
+    boolean alive();
 
     /** Fails with what is known (exit code, log tail) if the broker is certainly gone; else does nothing. */
     void checkAlive();
@@ -93,8 +100,7 @@ public final class KafkaBroker implements AutoCloseable {
   private final Server server;
   private final String mode;
   private final int port;
-  private final int controllerPort;
-  private final String clusterId = Uuid.randomUuid().toString();
+  private final KafkaNode node;
   private Admin admin;
   private boolean running;
   private boolean formatted;
@@ -105,7 +111,7 @@ public final class KafkaBroker implements AutoCloseable {
     this.server = server;
     this.mode = mode;
     this.port = freePort();
-    this.controllerPort = freePort();
+    this.node = new KafkaNode(dir, port, freePort());
   }
 
   /** Starts a broker in this JVM, its data under {@code dir}. */
@@ -140,7 +146,7 @@ public final class KafkaBroker implements AutoCloseable {
 
   /**
    * Starts the broker, formatting its storage the first time, on the same ports and data as before; returns once it
-   * answers and every partition has a leader. Does nothing if it runs.
+   * answers and every partition has a leader. Does nothing if it runs; starts a child JVM again that died by itself.
    *
    * @throws IllegalStateException if closed, or if the broker does not answer within the startup timeout (the
    *     message has the child's exit code and log tail)
@@ -149,12 +155,15 @@ public final class KafkaBroker implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException(this + " is closed");
     }
-    if (running) {
+    if (running && server.alive()) {
       return;
     }
     long begin = System.nanoTime();
-    Path config = writeConfig();
-    format();
+    Path config = node.writeConfig();
+    if (!formatted) {
+      node.format();
+      formatted = true;
+    }
     try {
       server.start(config);
     } catch (Exception e) {
@@ -226,6 +235,49 @@ public final class KafkaBroker implements AutoCloseable {
     return offsets(topic, OffsetSpec.earliest());
   }
 
+  /**
+   * Every record of {@code topic} from its earliest offsets up to its end offsets as of the call, keys and values as
+   * UTF-8 text, read by a consumer without a group and with {@code isolationLevel} ({@code read_committed} or
+   * {@code read_uncommitted}). With read_committed every transaction must have ended, or this times out.
+   */
+  public List<ConsumerRecord<String, String>> records(String topic, String isolationLevel) {
+    Map<TopicPartition, Long> ends = endOffsets(topic);
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers(),
+        ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolationLevel,
+        ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
+        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false), new StringDeserializer(), new StringDeserializer())) {
+      consumer.assign(ends.keySet());
+      consumer.seekToBeginning(ends.keySet());
+      long deadline = System.nanoTime() + ADMIN_TIMEOUT.toNanos();
+      while (ends.entrySet().stream().anyMatch(end -> consumer.position(end.getKey()) < end.getValue())) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(String.format("Cannot read topic %s of %s up to %s (%s) within %d s:"
+                  + " at %s", topic, this, ends, isolationLevel, ADMIN_TIMEOUT.toSeconds(),
+              ends.keySet().stream().collect(Collectors.toMap(tp -> tp, consumer::position))));
+        }
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    return records;
+  }
+
+  /** Sends one record (no transaction, acks=all) and returns its offset. */
+  public long send(String topic, String key, String value) {
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(
+        Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()),
+        new StringSerializer(), new StringSerializer())) {
+      return producer.send(new ProducerRecord<>(topic, key, value)).get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+          .offset();
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("Cannot send a record to topic " + topic + " of " + this, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while sending to topic " + topic + " of " + this, e);
+    }
+  }
+
   /** An admin client of this broker, shared and closed with it (it reconnects across restarts). */
   public synchronized Admin admin() {
     if (admin == null) {
@@ -274,77 +326,6 @@ public final class KafkaBroker implements AutoCloseable {
     return offsets;
   }
 
-  private Path writeConfig() {
-    Properties props = new Properties();
-    props.put("process.roles", "broker,controller");
-    props.put("node.id", String.valueOf(NODE_ID));
-    props.put("controller.quorum.voters", NODE_ID + "@127.0.0.1:" + controllerPort);
-    props.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort);
-    props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
-    props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-    props.put("controller.listener.names", "CONTROLLER");
-    props.put("inter.broker.listener.name", "PLAINTEXT");
-    props.put("log.dirs", dataDir().toString());
-    props.put("auto.create.topics.enable", "false");
-    props.put("num.partitions", "1");
-    props.put("default.replication.factor", "1");
-    props.put("min.insync.replicas", "1");
-    props.put("offsets.topic.replication.factor", "1");
-    props.put("offsets.topic.num.partitions", "1");
-    props.put("transaction.state.log.replication.factor", "1");
-    props.put("transaction.state.log.min.isr", "1");
-    props.put("transaction.state.log.num.partitions", "1");
-    props.put("share.coordinator.state.topic.replication.factor", "1");
-    props.put("share.coordinator.state.topic.min.isr", "1");
-    props.put("group.initial.rebalance.delay.ms", "0");
-    // After a SIGKILL the restarted controller still holds the dead broker's registration and refuses the new one
-    // until that session expires (default 9 s); heartbeats every 0.5 s keep a live broker well inside 3 s.
-    props.put("broker.session.timeout.ms", "3000");
-    props.put("broker.heartbeat.interval.ms", "500");
-    // a test broker: few threads on a small machine, a small compaction buffer (the default takes 128 MiB of heap)
-    props.put("num.network.threads", "2");
-    props.put("num.io.threads", "2");
-    props.put("background.threads", "2");
-    props.put("log.cleaner.dedupe.buffer.size", String.valueOf(2 * 1024 * 1024));
-    props.put("log.cleaner.threads", "1");
-    try {
-      Files.createDirectories(dataDir());
-      Path file = dir.resolve("server.properties");
-      try (OutputStream out = Files.newOutputStream(file)) {
-        props.store(out, "Lakecommit test broker (KafkaBroker)");
-      }
-      return file;
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot write the configuration of " + this, e);
-    }
-  }
-
-  private void format() {
-    if (formatted) {
-      return;
-    }
-    ByteArrayOutputStream output = new ByteArrayOutputStream();
-    try (PrintStream print = new PrintStream(output, true, StandardCharsets.UTF_8)) {
-      new Formatter()
-          .setPrintStream(print)
-          .setNodeId(NODE_ID)
-          .setClusterId(clusterId)
-          .setControllerListenerName("CONTROLLER")
-          .setMetadataLogDirectory(dataDir().toString())
-          .setDirectories(List.of(dataDir().toString()))
-          .setIgnoreFormatted(true)
-          .run();
-    } catch (Exception e) {
-      throw new IllegalStateException("Cannot format the storage of " + this + " in " + dataDir(), e);
-    }
-    LOG.debug("{}: {}", this, output.toString(StandardCharsets.UTF_8).trim());
-    formatted = true;
-  }
-
-  private Path dataDir() {
-    return dir.resolve("data");
-  }
-
   private void awaitReady(long begin) {
     long deadline = begin + STARTUP_TIMEOUT.toNanos();
     String waitingFor = "no answer yet";
@@ -357,7 +338,7 @@ public final class KafkaBroker implements AutoCloseable {
           throw new TimeoutException(waitingFor);
         }
         boolean registered = admin().describeCluster().nodes().get(2, TimeUnit.SECONDS).stream()
-            .anyMatch(node -> node.id() == NODE_ID);
+            .anyMatch(broker -> broker.id() == KafkaNode.ID);
         if (!registered) {
           waitingFor = "the broker is not registered (fenced) yet";
         } else {
@@ -377,7 +358,8 @@ public final class KafkaBroker implements AutoCloseable {
       }
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException(String.format("%s did not start within %d s (%s)%s", this,
-            STARTUP_TIMEOUT.toSeconds(), waitingFor, server instanceof ChildJvmKafkaServer child ? child.logTail() : ""));
+            STARTUP_TIMEOUT.toSeconds(), waitingFor,
+            server instanceof ChildJvmKafkaServer child ? child.logTail() : ""));
       }
       pause();
     }

@@ -37,8 +37,8 @@ class KafkaBrokerIT {
       long started = System.nanoTime();
       kafka.createTopic("orders", 2);
       List<String> committed = produceTransactions(kafka, "orders", "writer-1", "a");
-      assertThat(values(read(kafka, "orders", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
-      assertThat(read(kafka, "orders", "read_uncommitted")).hasSize(committed.size() + ABORTED);
+      assertThat(values(kafka.records("orders", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
+      assertThat(kafka.records("orders", "read_uncommitted")).hasSize(committed.size() + ABORTED);
       String bootstrap = kafka.bootstrapServers();
 
       long stopping = System.nanoTime();
@@ -47,14 +47,16 @@ class KafkaBrokerIT {
       kafka.start();
       long restarted = System.nanoTime();
       assertThat(kafka.bootstrapServers()).isEqualTo(bootstrap);
-      assertThat(values(read(kafka, "orders", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
+      assertThat(values(kafka.records("orders", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
       List<String> more = produceTransactions(kafka, "orders", "writer-1", "b");
-      assertThat(values(read(kafka, "orders", "read_committed"))).hasSize(committed.size() + more.size());
+      assertThat(values(kafka.records("orders", "read_committed"))).hasSize(committed.size() + more.size());
 
       kafka.addPartitions("orders", 4);
       assertThat(kafka.endOffsets("orders")).hasSize(4);
-      send(kafka, new ProducerRecord<>("orders", 3, "k", "on-partition-3"));
-      assertThat(kafka.endOffsets("orders").get(new TopicPartition("orders", 3))).isEqualTo(1L);
+      List<String> added = produceTransactions(kafka, "orders", "writer-1", "c");
+      assertThat(kafka.endOffsets("orders").get(new TopicPartition("orders", 3))).isPositive();
+      assertThat(values(kafka.records("orders", "read_committed")))
+          .containsExactlyInAnyOrderElementsOf(concat(concat(committed, more), added));
 
       TopicPartition first = new TopicPartition("orders", 0);
       long end = kafka.endOffsets("orders").get(first);
@@ -67,7 +69,8 @@ class KafkaBrokerIT {
           .hasMessageContaining("orders-0");
       assertThat(pollFrom(kafka, first, 2)).isNotEmpty();
       System.out.printf("In-process Kafka broker: start %d ms, stop %d ms, restart %d ms, test %d ms%n",
-          millis(begin, started), millis(stopping, stopped), millis(stopped, restarted), millis(begin, System.nanoTime()));
+          millis(begin, started), millis(stopping, stopped), millis(stopped, restarted),
+          millis(begin, System.nanoTime()));
     }
   }
 
@@ -86,7 +89,7 @@ class KafkaBrokerIT {
       kafka.start();
       long recovered = System.nanoTime();
       assertThat(kafka.bootstrapServers()).isEqualTo(bootstrap);
-      assertThat(values(read(kafka, "events", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
+      assertThat(values(kafka.records("events", "read_committed"))).containsExactlyInAnyOrderElementsOf(committed);
       List<String> more = produceTransactions(kafka, "events", "writer-2", "b");
 
       long stopping = System.nanoTime();
@@ -94,7 +97,7 @@ class KafkaBrokerIT {
       long stopped = System.nanoTime();
       kafka.start();
       long restarted = System.nanoTime();
-      assertThat(values(read(kafka, "events", "read_committed")))
+      assertThat(values(kafka.records("events", "read_committed")))
           .containsExactlyInAnyOrderElementsOf(concat(committed, more));
       System.out.printf("Child-JVM Kafka broker: start %d ms, start after SIGKILL %d ms, stop %d ms, restart %d ms,"
           + " test %d ms%n", millis(begin, started), millis(killed, recovered), millis(stopping, stopped),
@@ -110,9 +113,13 @@ class KafkaBrokerIT {
         .isEmpty();
   }
 
-  /** Commits 4 records, aborts {@value #ABORTED}, commits 2 more (one producer, one transactional id); returns the committed. */
+  /**
+   * Commits 4 records, aborts {@value #ABORTED}, commits 2 more (one producer, one transactional id; records spread
+   * over the partitions in turn); returns the committed.
+   */
   static List<String> produceTransactions(KafkaBroker kafka, String topic, String transactionalId, String prefix) {
     List<String> committed = new ArrayList<>();
+    int partitions = kafka.endOffsets(topic).size();
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
         ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId,
@@ -124,7 +131,7 @@ class KafkaBrokerIT {
         int count = committed.isEmpty() ? 4 : ABORTED;
         for (int i = 0; i < count; i++) {
           String value = prefix + "-" + outcome + "-" + committed.size() + "-" + i;
-          producer.send(new ProducerRecord<>(topic, value, value));
+          producer.send(new ProducerRecord<>(topic, i % partitions, value, value));
           if (outcome.equals("commit")) {
             committed.add(value);
           }
@@ -138,22 +145,6 @@ class KafkaBrokerIT {
       }
     }
     return committed;
-  }
-
-  /** Every record of {@code topic}, read from the start to the end offsets with the given isolation level. */
-  static List<ConsumerRecord<String, String>> read(KafkaBroker kafka, String topic, String isolation) {
-    Map<TopicPartition, Long> ends = kafka.endOffsets(topic);
-    List<ConsumerRecord<String, String>> records = new ArrayList<>();
-    try (KafkaConsumer<String, String> consumer = consumer(kafka, isolation, "earliest")) {
-      consumer.assign(ends.keySet());
-      consumer.seekToBeginning(ends.keySet());
-      long deadline = System.nanoTime() + POLL_TIMEOUT.toNanos();
-      while (ends.entrySet().stream().anyMatch(e -> consumer.position(e.getKey()) < e.getValue())) {
-        assertThat(System.nanoTime()).as("read %s up to %s within %s", topic, ends, POLL_TIMEOUT).isLessThan(deadline);
-        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-      }
-    }
-    return records;
   }
 
   /** The first records at or after {@code offset} of a partition, by a consumer that never resets its position. */
@@ -170,7 +161,7 @@ class KafkaBrokerIT {
     }
   }
 
-  static KafkaConsumer<String, String> consumer(KafkaBroker kafka, String isolation, String reset) {
+  private static KafkaConsumer<String, String> consumer(KafkaBroker kafka, String isolation, String reset) {
     return new KafkaConsumer<>(Map.of(
         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
         ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation,
@@ -178,17 +169,6 @@ class KafkaBrokerIT {
         ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
         ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
         ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
-  }
-
-  private static void send(KafkaBroker kafka, ProducerRecord<String, String> record) {
-    try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
-        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
-        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
-      producer.send(record).get();
-    } catch (Exception e) {
-      throw new IllegalStateException("Cannot send " + record, e);
-    }
   }
 
   private static List<String> values(List<ConsumerRecord<String, String>> records) {
