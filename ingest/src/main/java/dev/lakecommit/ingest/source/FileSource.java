@@ -402,6 +402,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     int index = position.fileIndex();
     if (index < files.size() && files.get(index).equals(position.file())
         && Position.listingHash(files, index) == position.listingHash()) {
+      finishedFilesUnchanged(position);
       return position;
     }
     int now = files.indexOf(position.file());
@@ -413,6 +414,34 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     throw new ChangedInputException(position.file(), "The input listing changed: files before " + position.file() + " were added, removed or "
         + "renamed (it was file " + (index + 1) + "/" + position.fileCount() + ", now " + (now + 1) + "/"
         + files.size() + "); resuming would skip or repeat records, so it stops here");
+  }
+
+  /**
+   * Checks that every file the position's reader finished (those before its file, and its file if it was rejected
+   * whole) is what it was when it was read: same size, modification time and object version. One metadata request
+   * a file; their content is not read again. Positions of versions before 3 hold no such fingerprints.
+   */
+  private void finishedFilesUnchanged(Position position) throws IOException {
+    ConsumedFiles done = position.done();
+    for (int i = 0; i < done.size() && i < files.size(); i++) {
+      unchanged(files.get(i), done.get(i));
+    }
+    if (position.finished() && position.fingerprint().known()) {
+      unchanged(position.file(), ConsumedFiles.Entry.of(position.fingerprint()));
+    }
+  }
+
+  private void unchanged(String file, ConsumedFiles.Entry then) throws IOException {
+    if (!then.known()) {
+      return;
+    }
+    String changes = then.changes(fingerprint(file));
+    if (changes != null) {
+      throw new ChangedInputException(file, "Input file " + file + " changed after the job read it to its end: "
+          + changes + ". It was replaced or rewritten under the same name; the job would never read its new "
+          + "content, so it stops here. If it is new input under the same name, ingest it as a new job (lakecommit "
+          + "ingest --on-changed-input new-job: the whole input once more, under a new job id).");
+    }
   }
 
   /**
@@ -457,6 +486,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     private Fingerprint currentFingerprint;
     private long diverted;
     private Position position;
+    /** What the files before {@link #fileIndex} were when they were read. */
+    private ConsumedFiles done;
 
     Reader(Position start, BadRecordSink sink, long maxBadRecords) {
       this.start = start;
@@ -465,6 +496,11 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       this.fileIndex = start.finished() ? start.fileIndex() + 1 : start.fileIndex();
       this.diverted = start.diverted();
       this.position = start;
+      ConsumedFiles before = start.done();
+      while (before.size() < start.fileIndex()) {
+        before = before.plus(ConsumedFiles.Entry.of(Fingerprint.UNKNOWN)); // a position of an older version
+      }
+      this.done = start.finished() ? before.plus(ConsumedFiles.Entry.of(start.fingerprint())) : before;
     }
 
     @Override
@@ -489,7 +525,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           reject(e);
           if (e.endsFile()) {
             position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
-                format.lineBased(), 0, 0, Fingerprint.UNKNOWN, 0, diverted, true);
+                format.lineBased(), 0, 0, currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint, 0,
+                diverted, true, done);
             nextFile();
           } else if (current != null) {
             moveTo(file);
@@ -525,7 +562,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     private void moveTo(String file) {
       position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
           format.lineBased(), current.offset(), current.count(), currentFingerprint, current.checksum(), diverted,
-          false);
+          false, done);
     }
 
     private void reject(BadRecordException e) throws IOException {
@@ -540,11 +577,13 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     }
 
     private void nextFile() throws IOException {
-      FileRecords done = current;
+      FileRecords finished = current;
       current = null;
+      done = done.plus(ConsumedFiles.Entry.of(currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint));
+      currentFingerprint = null;
       fileIndex++;
-      if (done != null) {
-        done.close();
+      if (finished != null) {
+        finished.close();
       }
     }
 
