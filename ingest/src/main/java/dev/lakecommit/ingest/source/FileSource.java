@@ -59,6 +59,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private volatile boolean strictColumns;
   private volatile BadRecordSink sink;
   private volatile long maxBadRecords = Long.MAX_VALUE;
+  private volatile double maxBadRecordRate = 1;
 
   private FileSource(String input, Storage storage, List<String> files, InputFormat format, Schema schema) {
     this.input = input;
@@ -308,6 +309,25 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     return this;
   }
 
+  /**
+   * With a {@linkplain #badRecords(BadRecordSink) sink}: the share of the records the job read (good and bad,
+   * counted over its runs) that may be bad, from 0 to 1; more fails the reader with a {@link
+   * BadRecordLimitException}: at a bad record once the job read {@value #RATE_SAMPLE} records, and at the end of
+   * the input. 1 (no limit) by default. Affects readers opened later.
+   *
+   * @return this source
+   */
+  public FileSource maxBadRecordRate(double rate) {
+    if (!(rate >= 0 && rate <= 1)) {
+      throw new IllegalArgumentException("Invalid bad record rate: " + rate + " (must be from 0 to 1)");
+    }
+    this.maxBadRecordRate = rate;
+    return this;
+  }
+
+  /** Records a job reads before a bad record rate is checked at each bad record (always at the end). */
+  static final int RATE_SAMPLE = 1000;
+
   /** Records a position says the job diverted to the bad-record sink up to it; 0 for null. */
   public static long divertedAt(byte[] position) {
     return position == null ? 0 : Position.parse(position).diverted();
@@ -391,7 +411,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   @Override
   public SourceReader<Record> open(byte[] position) throws IOException {
     Position start = position == null ? Position.start(files, format.lineBased()) : check(Position.parse(position));
-    return new Reader(start, sink, maxBadRecords);
+    return new Reader(start, sink, maxBadRecords, maxBadRecordRate);
   }
 
   private Position check(Position position) throws IOException {
@@ -480,19 +500,24 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private final class Reader implements SourceReader<Record> {
     private final BadRecordSink sink;
     private final long maxBadRecords;
+    private final double maxBadRecordRate;
     private final Position start;
     private int fileIndex;
     private FileRecords current;
     private Fingerprint currentFingerprint;
     private long diverted;
+    /** Records the job read, good and bad, over its runs. */
+    private long records;
     private Position position;
     /** What the files before {@link #fileIndex} were when they were read. */
     private ConsumedFiles done;
 
-    Reader(Position start, BadRecordSink sink, long maxBadRecords) {
+    Reader(Position start, BadRecordSink sink, long maxBadRecords, double maxBadRecordRate) {
       this.start = start;
       this.sink = sink;
       this.maxBadRecords = maxBadRecords;
+      this.maxBadRecordRate = maxBadRecordRate;
+      this.records = start.records();
       this.fileIndex = start.finished() ? start.fileIndex() + 1 : start.fileIndex();
       this.diverted = start.diverted();
       this.position = start;
@@ -513,6 +538,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           }
           Record record = current.next();
           if (record != null) {
+            records++;
             moveTo(file);
             return record;
           }
@@ -526,7 +552,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           if (e.endsFile()) {
             position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
                 format.lineBased(), 0, 0, currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint, 0,
-                diverted, true, done);
+                diverted, true, done, records);
             nextFile();
           } else if (current != null) {
             moveTo(file);
@@ -543,6 +569,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           }
           throw e;
         }
+      }
+      if (sink != null && diverted > maxBadRecordRate * records) {
+        throw new BadRecordLimitException(maxBadRecordRate, diverted, records);
       }
       return null;
     }
@@ -562,7 +591,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     private void moveTo(String file) {
       position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
           format.lineBased(), current.offset(), current.count(), currentFingerprint, current.checksum(), diverted,
-          false, done);
+          false, done, records);
     }
 
     private void reject(BadRecordException e) throws IOException {
@@ -572,8 +601,12 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       if (diverted >= maxBadRecords) {
         throw new BadRecordLimitException(maxBadRecords, e);
       }
+      if (records + 1 >= RATE_SAMPLE && diverted + 1 > maxBadRecordRate * (records + 1)) {
+        throw new BadRecordLimitException(maxBadRecordRate, diverted + 1, records + 1, e);
+      }
       sink.reject(e.file(), e.lineOrRecord(), e.sinkReason(), e.rawText());
       diverted++;
+      records++;
     }
 
     private void nextFile() throws IOException {

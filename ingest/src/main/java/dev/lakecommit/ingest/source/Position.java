@@ -24,11 +24,13 @@ import java.util.List;
  * {@code long diverted} (records handed to the bad-record sink by the job up to here, over all its runs), {@code
  * byte finished} (1: the file was rejected whole and is done; resume with the next file); version 3 adds what
  * the files before this one were when they were read ({@code int n}, then per file {@code long size}, {@code long
- * modified}, {@code long versionHash}; see {@link ConsumedFiles}). Version 1 positions are read with an unknown
- * fingerprint, 0 diverted and not finished; versions 1 and 2 with no finished files' fingerprints.
+ * modified}, {@code long versionHash}; see {@link ConsumedFiles}) and {@code long records} (records the job read,
+ * good and bad, up to here over all its runs; for {@code --max-bad-records P%}). Version 1 positions are read with an unknown
+ * fingerprint, 0 diverted and not finished; versions 1 and 2 with no finished files' fingerprints and 0 records.
  */
 record Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset,
-    long count, Fingerprint fingerprint, long checksum, long diverted, boolean finished, ConsumedFiles done) {
+    long count, Fingerprint fingerprint, long checksum, long diverted, boolean finished, ConsumedFiles done,
+    long records) {
   static final int VERSION = 3;
 
   Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset, long count) {
@@ -38,7 +40,7 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
   Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset, long count,
       Fingerprint fingerprint, long checksum, long diverted, boolean finished) {
     this(fileIndex, fileCount, file, listingHash, lineBased, offset, count, fingerprint, checksum, diverted, finished,
-        ConsumedFiles.NONE);
+        ConsumedFiles.NONE, 0);
   }
 
   /** Before the first record of the first file. */
@@ -75,6 +77,7 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
         out.writeLong(entry.modified());
         out.writeLong(entry.version());
       }
+      out.writeLong(records);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -133,6 +136,7 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
         finished = in.readByte();
       }
       ConsumedFiles done = ConsumedFiles.NONE;
+      long records = 0;
       if (version >= 3) {
         int n = in.readInt();
         if (n < 0 || n > fileIndex + 1 || (long) n * 24 > in.available()) {
@@ -144,14 +148,16 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
           entries[i] = new ConsumedFiles.Entry(in.readLong(), in.readLong(), in.readLong());
         }
         done = ConsumedFiles.of(entries);
+        records = in.readLong();
       }
-      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || diverted < 0 || (finished != 0 && finished != 1)
+      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || diverted < 0 || records < 0
+          || (finished != 0 && finished != 1)
           || in.available() > 0) {
         throw new IllegalArgumentException("Corrupt file source position: unit " + unit + ", offset " + offset
             + ", count " + count + ", diverted " + diverted);
       }
       return new Position(fileIndex, fileCount, new String(name, StandardCharsets.UTF_8), hash, unit == 0, offset,
-          count, fingerprint, checksum, diverted, finished == 1, done);
+          count, fingerprint, checksum, diverted, finished == 1, done, records);
     } catch (EOFException e) {
       throw new IllegalArgumentException("Corrupt file source position: truncated at " + bytes.length + " bytes", e);
     } catch (IOException e) {

@@ -225,7 +225,7 @@ class InputIdentityTest {
     Position three = new Position(2, 5, "s3://bucket/in/c.jsonl", 0x1234567890abcdefL, true, 1200, 30,
         new Fingerprint(5000, 1_700_000_000_000L, "\"etag-1\""), 99, 7, false, ConsumedFiles.of(
             new ConsumedFiles.Entry(100, 1_700_000_000_000L, ConsumedFiles.versionHash("\"etag-a\"")),
-            new ConsumedFiles.Entry(200, 1_700_000_001_000L, ConsumedFiles.versionHash("\"etag-b\""))));
+            new ConsumedFiles.Entry(200, 1_700_000_001_000L, ConsumedFiles.versionHash("\"etag-b\""))), 1230);
     assertThat(Position.parse(v3)).isEqualTo(three);
     assertThat(three.toBytes()).isEqualTo(v3);
   }
