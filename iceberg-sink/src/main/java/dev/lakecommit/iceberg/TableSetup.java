@@ -13,8 +13,6 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
-import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -123,9 +121,8 @@ final class TableSetup {
         missing.add(column);
         continue;
       }
-      if (!sameShape(column.type(), existing.type())) {
-        if (column.type().isPrimitiveType() && existing.type().isPrimitiveType()
-            && TypeUtil.isPromotionAllowed(existing.type(), column.type().asPrimitiveType())) {
+      if (!TypeWidening.sameShape(column.type(), existing.type())) {
+        if (TypeWidening.widens(existing.type(), column.type())) {
           widened.add(column);
         } else if (!(column.type().isStructType() && existing.type().isStructType()
             && nestedAdditions(existing.type().asStructType(), column.type().asStructType(), column.name(),
@@ -189,29 +186,7 @@ final class TableSetup {
             path + "." + field.name(), added)) {
           return false;
         }
-      } else if (!sameShape(existing.type(), field.type())) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Types equal but for field ids. */
-  static boolean sameShape(Type a, Type b) {
-    if (a.isPrimitiveType() || b.isPrimitiveType()) {
-      return a.equals(b);
-    }
-    if (a.typeId() != b.typeId()) {
-      return false;
-    }
-    List<Types.NestedField> fa = a.asNestedType().fields();
-    List<Types.NestedField> fb = b.asNestedType().fields();
-    if (fa.size() != fb.size()) {
-      return false;
-    }
-    for (int i = 0; i < fa.size(); i++) {
-      boolean namesMatch = a.isStructType() ? fa.get(i).name().equals(fb.get(i).name()) : true;
-      if (!namesMatch || !sameShape(fa.get(i).type(), fb.get(i).type())) {
+      } else if (!TypeWidening.sameShape(existing.type(), field.type())) {
         return false;
       }
     }

@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.source;
 
+import dev.lakecommit.iceberg.TypeWidening;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -173,11 +174,9 @@ public final class SchemaDrift {
       } else if (evolve && field.type().isStructType() && existing.type().isStructType()
           && extends_(existing.type().asStructType(), field.type().asStructType())) {
         fields.add(field); // the table's struct and the input's new fields in it: TableSetup adds them
-      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
-          && TypeUtil.isPromotionAllowed(field.type(), existing.type().asPrimitiveType())) {
+      } else if (TypeWidening.widens(field.type(), existing.type())) {
         fields.add(Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), existing.type()));
-      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
-          && TypeUtil.isPromotionAllowed(existing.type(), field.type().asPrimitiveType())) {
+      } else if (TypeWidening.widens(existing.type(), field.type())) {
         if (!evolve) {
           throw new IllegalArgumentException("Column '" + field.name() + "' is " + existing.type() + " in table "
               + tableName + " but " + field.type() + " in the input" + where + "; rerun with " + OPTION
@@ -247,27 +246,8 @@ public final class SchemaDrift {
     return true;
   }
 
-  /** Types equal but for field ids (and list element / map value ids). */
+  /** Types equal but for field ids ({@link TypeWidening#sameShape}). */
   static boolean sameShape(Type a, Type b) {
-    if (a.isPrimitiveType() || b.isPrimitiveType()) {
-      return a.equals(b);
-    }
-    if (a.typeId() != b.typeId()) {
-      return false;
-    }
-    List<Types.NestedField> fa = a.asNestedType().fields();
-    List<Types.NestedField> fb = b.asNestedType().fields();
-    if (fa.size() != fb.size()) {
-      return false;
-    }
-    for (int i = 0; i < fa.size(); i++) {
-      if (a.isStructType() && !fa.get(i).name().equals(fb.get(i).name())) {
-        return false;
-      }
-      if (!sameShape(fa.get(i).type(), fb.get(i).type())) {
-        return false;
-      }
-    }
-    return true;
+    return TypeWidening.sameShape(a, b);
   }
 }

@@ -289,15 +289,9 @@ final class SchemaScan {
 
   /** The type that reads both (the same shape, or the wider of two promotable primitives), or null. */
   private static Type wider(Type a, Type b) {
-    if (SchemaDrift.sameShape(a, b)) {
-      return a;
-    }
-    if (a.isPrimitiveType() && b.isPrimitiveType()) {
-      if (TypeUtil.isPromotionAllowed(b, a.asPrimitiveType())) {
-        return a;
-      } else if (TypeUtil.isPromotionAllowed(a, b.asPrimitiveType())) {
-        return b;
-      }
+    Type wider = dev.lakecommit.iceberg.TypeWidening.wider(a, b);
+    if (wider != null) {
+      return wider;
     }
     if (!a.isPrimitiveType() && !b.isPrimitiveType() && a.typeId() == b.typeId()) {
       return a; // nested columns are matched field by field when read
