@@ -81,34 +81,36 @@ public final class SchemaDrift {
       fields.add(wider == null ? field
           : Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), wider.type(), field.doc()));
     }
+    int[] id = {1 + source.highestFieldId()};
+    TypeUtil.NextID next = () -> id[0]++;
     for (Column column : nestedAdded) {
       String[] path = column.name().split("\\.");
       for (int i = 0; i < fields.size(); i++) {
         Types.NestedField field = fields.get(i);
         if (field.name().equals(path[0]) && field.type().isStructType()) {
           fields.set(i, Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(),
-              withField(field.type().asStructType(), path, 1, column.type()), field.doc()));
+              withField(field.type().asStructType(), path, 1, column.type(), next), field.doc()));
         }
       }
     }
-    int[] id = {1 + TypeUtil.indexById(new Schema(fields).asStruct()).keySet().stream().mapToInt(i -> i).max()
-        .orElse(0)};
     for (Column column : added) {
-      Type type = TypeUtil.assignFreshIds(column.type(), () -> id[0]++);
-      fields.add(Types.NestedField.optional(id[0]++, column.name(), type));
+      Type type = TypeUtil.assignFreshIds(column.type(), next);
+      fields.add(Types.NestedField.optional(next.get(), column.name(), type));
     }
     return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
   }
 
-  /** {@code struct} with an optional field {@code path[at..]} of {@code type} added (ids fixed later). */
-  private static Types.StructType withField(Types.StructType struct, String[] path, int at, Type type) {
+  /**
+   * {@code struct} with an optional field {@code path[at..]} of {@code type} added, its ids (and its type's) from
+   * {@code next}.
+   */
+  private static Types.StructType withField(Types.StructType struct, String[] path, int at, Type type,
+      TypeUtil.NextID next) {
     List<Types.NestedField> fields = new ArrayList<>(struct.fields());
     if (at == path.length - 1) {
       if (struct.field(path[at]) == null) {
-        int id = 1 + TypeUtil.indexById(struct).keySet().stream().mapToInt(i -> i).max().orElse(0);
-        fields.add(Types.NestedField.optional(id + 1_000_000, path[at],
-            TypeUtil.assignFreshIds(type, new java.util.concurrent.atomic.AtomicInteger(id + 2_000_000)
-                ::incrementAndGet)));
+        Type fresh = TypeUtil.assignFreshIds(type, next);
+        fields.add(Types.NestedField.optional(next.get(), path[at], fresh));
       }
       return Types.StructType.of(fields);
     }
@@ -116,7 +118,7 @@ public final class SchemaDrift {
       Types.NestedField field = fields.get(i);
       if (field.name().equals(path[at]) && field.type().isStructType()) {
         fields.set(i, Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(),
-            withField(field.type().asStructType(), path, at + 1, type), field.doc()));
+            withField(field.type().asStructType(), path, at + 1, type, next), field.doc()));
       }
     }
     return Types.StructType.of(fields);
