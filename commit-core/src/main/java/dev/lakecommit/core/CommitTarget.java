@@ -72,8 +72,8 @@ public interface CommitTarget extends Closeable {
   /**
    * What the job staged for committed checkpoints that the target does not hold: for a sink whose commit moves
    * staged files into the table (Hive), whatever is still staged for a checkpoint at or below the watermark (a
-   * crashed attempt's file, a copy a failed delete left). Empty for a sink whose staged files are the table's own
-   * data files (Iceberg: unreferenced ones among them are found by orphan removal against the table's snapshots).
+   * crashed attempt's file, a copy a failed delete left); for a sink whose staged files are the table's own data
+   * files (Iceberg), those of them and the committer's manifests that no snapshot references.
    */
   List<String> committedLeftovers(JobId jobId) throws IOException;
 

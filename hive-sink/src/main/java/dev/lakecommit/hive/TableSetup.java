@@ -70,6 +70,18 @@ final class TableSetup {
       return table;
     }
     List<FieldSchema> added = new ArrayList<>();
+    List<FieldSchema> columns = new ArrayList<>();
+    List<String> widened = new ArrayList<>();
+    for (FieldSchema column : table.getSd().getCols()) {
+      Types.NestedField field = fieldNamed(staged, column.getName());
+      String wider = field == null ? null : widerHiveType(column.getType(), field.type());
+      if (wider != null) {
+        widened.add(column.getName() + " " + column.getType() + " to " + wider);
+        columns.add(new FieldSchema(column.getName(), wider, column.getComment()));
+      } else {
+        columns.add(column);
+      }
+    }
     for (Types.NestedField field : staged.columns()) {
       String lower = field.name().toLowerCase(Locale.ROOT);
       boolean exists = table.getSd().getCols().stream().anyMatch(c -> c.getName().equalsIgnoreCase(lower))
@@ -78,18 +90,34 @@ final class TableSetup {
         added.add(new FieldSchema(lower, hiveType(field, config), field.doc()));
       }
     }
-    if (added.isEmpty()) {
+    if (added.isEmpty() && widened.isEmpty()) {
       return table;
     }
     Table altered = table.deepCopy();
-    List<FieldSchema> columns = new ArrayList<>(altered.getSd().getCols());
     columns.addAll(added);
     altered.getSd().setCols(columns);
     org.apache.hadoop.hive.metastore.api.EnvironmentContext cascade =
         new org.apache.hadoop.hive.metastore.api.EnvironmentContext(new HashMap<>(Map.of("CASCADE", "true")));
     client.alter_table_with_environmentContext(table.getDbName(), table.getTableName(), altered, cascade);
-    LOG.info("Added columns {} to table {}", added.stream().map(FieldSchema::getName).toList(), config.table());
+    LOG.info("Added columns {} to table {}, widened {}", added.stream().map(FieldSchema::getName).toList(),
+        config.table(), widened);
     return client.getTable(table.getDbName(), table.getTableName());
+  }
+
+  /**
+   * The Hive type a data column of {@code hiveType} is widened to for {@code staged} values, or null: only int to
+   * bigint and float to double, the widenings Hive's Parquet reader follows in files written before (HIVE-12080;
+   * Hive 2.3's {@code ETypeConverter} reads INT32 as bigint and FLOAT as double). Partition columns never widen.
+   */
+  static String widerHiveType(String hiveType, org.apache.iceberg.types.Type staged) {
+    String type = HiveTypes.normalize(hiveType);
+    if (type.equals("int") && staged.typeId() == org.apache.iceberg.types.Type.TypeID.LONG) {
+      return "bigint";
+    }
+    if (type.equals("float") && staged.typeId() == org.apache.iceberg.types.Type.TypeID.DOUBLE) {
+      return "double";
+    }
+    return null;
   }
 
   private static Table create(IMetaStoreClient client, HiveSinkConfig config) throws TException {

@@ -190,6 +190,53 @@ class HiveReadersIT {
     }
   }
 
+  /**
+   * int and float columns that the sink widened (--add-new-columns: bigint, double, in the table and its
+   * partitions) read in Hive: the older files hold INT32 and FLOAT, the newer INT64 and DOUBLE, and Hive's reader
+   * gives every value as the wider type.
+   */
+  @Test
+  void intAndFloatColumnsWidenedByTheSinkReadInOlderFiles() throws Exception {
+    String table = HiveFixture.newTable("widened");
+    Schema narrow = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.IntegerType.get()),
+        Types.NestedField.optional(3, "r", Types.FloatType.get()),
+        Types.NestedField.optional(4, "region", Types.StringType.get()));
+    Schema wide = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "n", Types.LongType.get()),
+        Types.NestedField.optional(3, "r", Types.DoubleType.get()),
+        Types.NestedField.optional(4, "region", Types.StringType.get()));
+    List<Record> before = new ArrayList<>();
+    List<Record> after = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      Record row = GenericRecord.create(i < 3 ? narrow : wide);
+      row.setField("id", (long) i);
+      row.setField("n", i < 3 ? (Object) i : (Object) (3_000_000_000L + i));
+      row.setField("r", i < 3 ? (Object) (i + 0.5f) : (Object) (i + 0.25d));
+      row.setField("region", "r" + (i % 2));
+      (i < 3 ? before : after).add(row);
+    }
+    commit(HiveSink.forRecords(fixture.config(table).createTable(narrow, List.of("region")).build()), "narrow",
+        before);
+    commit(HiveSink.forRecords(fixture.config(table).createTable(wide, List.of("region")).addNewColumns(true)
+        .build()), "wide", after);
+
+    assertThat(fixture.client().getTable(HiveFixture.DB, table).getSd().getCols()).extracting(FieldSchema::getType)
+        .containsExactly("bigint", "bigint", "double");
+    Map<Long, List<Object>> byId = new HashMap<>();
+    withDefaultZone("UTC", () -> readAsHive(table)).forEach(row -> byId.put((Long) row.get(0), row));
+    assertThat(byId).hasSize(6);
+    assertThat(byId.get(1L).subList(1, 3)).as("an INT32 and a FLOAT of the older file").containsExactly(1L, 1.5d);
+    assertThat(byId.get(4L).subList(1, 3)).containsExactly(3_000_000_004L, 4.25d);
+  }
+
+  private static void commit(HiveSink<Record> sink, String job, List<Record> rows) throws IOException {
+    try (HiveAggregatedCommitter committer = HiveSinkSuite.committer(sink)) {
+      assertThat(committer.commit(HiveTestData.stage(sink, committer, job, 1, rows)))
+          .isInstanceOf(CommitOutcome.Committed.class);
+    }
+  }
+
   private List<Record> write(String table, Map<String, String> params, int count) throws IOException {
     HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table)
         .createTable(SCHEMA, PARTITIONS)

@@ -117,15 +117,37 @@ final class IcebergTarget implements CommitTarget {
     return new StagingCleaner(table.io(), layout).listStaged(jobId, checkpointId, minEpoch, maxEpoch);
   }
 
-  /** None: staged files are the table's data files; unreferenced ones are orphan removal's to find. */
+  /**
+   * Files the job staged for checkpoints at or below its watermark that no snapshot of the table references: the
+   * committer manifests and data files of commit attempts that were killed or failed before a later attempt
+   * committed the checkpoint with files of its own (each attempt names its committer manifests anew). A checkpoint
+   * at or below the watermark is never committed again, so nothing can come to reference them. Reads every
+   * manifest of every snapshot once.
+   */
   @Override
-  public java.util.List<String> committedLeftovers(JobId jobId) {
-    return java.util.List.of();
+  public java.util.List<String> committedLeftovers(JobId jobId) throws IOException {
+    Table table = catalog.loadTable(identifier);
+    long committed = lastCommittedCheckpoint(jobId).orElse(0);
+    if (committed == 0) {
+      return java.util.List.of();
+    }
+    java.util.List<String> staged = new StagingCleaner(table.io(), layout).listStagedUpTo(jobId, committed);
+    if (staged.isEmpty()) {
+      return staged;
+    }
+    java.util.Set<String> referenced = OrphanFiles.referenced(table);
+    return staged.stream().filter(location -> !referenced.contains(OrphanFiles.normalize(location))).toList();
   }
 
   @Override
-  public long deleteCommittedLeftovers(JobId jobId) {
-    return 0;
+  public long deleteCommittedLeftovers(JobId jobId) throws IOException {
+    java.util.List<String> leftovers = committedLeftovers(jobId);
+    if (!leftovers.isEmpty()) {
+      new StagingCleaner(catalog.loadTable(identifier).io(), layout).delete(jobId, leftovers);
+      LOG.info("Deleted {} file(s) that job {} staged for committed checkpoints of {} and no snapshot references",
+          leftovers.size(), jobId, identifier);
+    }
+    return leftovers.size();
   }
 
   @Override

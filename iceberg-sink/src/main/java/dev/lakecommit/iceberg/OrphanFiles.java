@@ -209,6 +209,11 @@ public final class OrphanFiles {
     return data.startsWith(location) ? List.of(location) : List.of(location, data);
   }
 
+  /** Every file the table's current metadata references, normalized ({@link #normalize}). */
+  static Set<String> referenced(Table table) {
+    return referenced(table, ((org.apache.iceberg.HasTableOperations) table).operations().current());
+  }
+
   /** Every file the table's metadata references: metadata files, manifest lists, manifests and their files. */
   private static Set<String> referenced(Table table, TableMetadata metadata) {
     Set<String> referenced = new HashSet<>();

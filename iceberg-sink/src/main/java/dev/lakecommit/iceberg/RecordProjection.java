@@ -33,7 +33,7 @@ final class RecordProjection implements InputConverter<Record> {
   }
 
   private static boolean sameLayout(Types.StructType a, Types.StructType b) {
-    return a.fields().size() == b.fields().size() && TableSetup.sameShape(a, b);
+    return a.fields().size() == b.fields().size() && TypeWidening.sameShape(a, b);
   }
 
   @Override

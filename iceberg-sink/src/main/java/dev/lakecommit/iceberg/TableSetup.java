@@ -13,8 +13,6 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
-import org.apache.iceberg.types.Type;
-import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -116,17 +114,19 @@ final class TableSetup {
   static Table fit(Table table, Schema staged, boolean addNewColumns) {
     List<Types.NestedField> missing = new ArrayList<>();
     List<Types.NestedField> widened = new ArrayList<>();
+    List<Map.Entry<String, Types.NestedField>> nestedMissing = new ArrayList<>();
     for (Types.NestedField column : staged.columns()) {
       Types.NestedField existing = table.schema().findField(column.name());
       if (existing == null) {
         missing.add(column);
         continue;
       }
-      if (!sameShape(column.type(), existing.type())) {
-        if (column.type().isPrimitiveType() && existing.type().isPrimitiveType()
-            && TypeUtil.isPromotionAllowed(existing.type(), column.type().asPrimitiveType())) {
+      if (!TypeWidening.sameShape(column.type(), existing.type())) {
+        if (TypeWidening.widens(existing.type(), column.type())) {
           widened.add(column);
-        } else {
+        } else if (!(column.type().isStructType() && existing.type().isStructType()
+            && nestedAdditions(existing.type().asStructType(), column.type().asStructType(), column.name(),
+                nestedMissing))) {
           throw new IllegalArgumentException(String.format(
               "Column '%s' is %s in the staged schema but %s in table %s", column.name(), column.type(),
               existing.type(), table.name()));
@@ -144,12 +144,14 @@ final class TableSetup {
             "Table %s requires column '%s', which the staged schema lacks", table.name(), column.name()));
       }
     }
-    if (missing.isEmpty() && widened.isEmpty()) {
+    if (missing.isEmpty() && widened.isEmpty() && nestedMissing.isEmpty()) {
       return table;
     }
-    if (!addNewColumns || missing.stream().anyMatch(Types.NestedField::isRequired)) {
+    if (!addNewColumns || missing.stream().anyMatch(Types.NestedField::isRequired)
+        || nestedMissing.stream().anyMatch(e -> e.getValue().isRequired())) {
       List<String> changes = new ArrayList<>();
       missing.forEach(f -> changes.add("no column '" + f.name() + "'"));
+      nestedMissing.forEach(e -> changes.add("no field '" + e.getKey() + "." + e.getValue().name() + "'"));
       widened.forEach(f -> changes.add("column '" + f.name() + "' narrower than " + f.type()));
       throw new IllegalArgumentException(String.format(
           "Table %s has %s of the staged schema (allow adding optional columns and widening types with "
@@ -157,31 +159,34 @@ final class TableSetup {
     }
     UpdateSchema update = table.updateSchema();
     missing.forEach(f -> update.addColumn(f.name(), f.type(), f.doc()));
+    nestedMissing.forEach(e -> update.addColumn(e.getKey(), e.getValue().name(), e.getValue().type(),
+        e.getValue().doc()));
     widened.forEach(f -> update.updateColumn(f.name(), f.type().asPrimitiveType()));
     update.commit();
-    LOG.info("Evolved table {}: added columns {}, widened {}", table.name(),
+    LOG.info("Evolved table {}: added columns {}, nested fields {}, widened {}", table.name(),
         missing.stream().map(Types.NestedField::name).toList(),
+        nestedMissing.stream().map(e -> e.getKey() + "." + e.getValue().name()).toList(),
         widened.stream().map(f -> f.name() + " to " + f.type()).toList());
     table.refresh();
     return table;
   }
 
-  /** Types equal but for field ids. */
-  static boolean sameShape(Type a, Type b) {
-    if (a.isPrimitiveType() || b.isPrimitiveType()) {
-      return a.equals(b);
-    }
-    if (a.typeId() != b.typeId()) {
-      return false;
-    }
-    List<Types.NestedField> fa = a.asNestedType().fields();
-    List<Types.NestedField> fb = b.asNestedType().fields();
-    if (fa.size() != fb.size()) {
-      return false;
-    }
-    for (int i = 0; i < fa.size(); i++) {
-      boolean namesMatch = a.isStructType() ? fa.get(i).name().equals(fb.get(i).name()) : true;
-      if (!namesMatch || !sameShape(fa.get(i).type(), fb.get(i).type())) {
+  /**
+   * Whether the staged struct is the table's with fields added, at any depth, by name: collects each added field
+   * with the dotted path of its parent. False if a field the table has changes its shape in the staged struct.
+   */
+  private static boolean nestedAdditions(Types.StructType table, Types.StructType staged, String path,
+      List<Map.Entry<String, Types.NestedField>> added) {
+    for (Types.NestedField field : staged.fields()) {
+      Types.NestedField existing = table.field(field.name());
+      if (existing == null) {
+        added.add(Map.entry(path, field));
+      } else if (existing.type().isStructType() && field.type().isStructType()) {
+        if (!nestedAdditions(existing.type().asStructType(), field.type().asStructType(),
+            path + "." + field.name(), added)) {
+          return false;
+        }
+      } else if (!TypeWidening.sameShape(existing.type(), field.type())) {
         return false;
       }
     }

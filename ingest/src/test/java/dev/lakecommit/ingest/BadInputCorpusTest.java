@@ -31,18 +31,27 @@ class BadInputCorpusTest {
    * One input of the corpus.
    *
    * @param name the file's name (its extension tells the format)
-   * @param bytes its content
+   * @param content writes its content
    * @param options options the user gives ({@code --schema}, ...)
    * @param exit the exit code without {@code --bad-records}
    * @param message what the output says (a part of it), or null
    * @param badRecords the records that go to dead-letter files with {@code --bad-records} (exit 4), or -1 if
    *     {@code --bad-records} does not change the outcome
    */
-  record Case(String name, byte[] bytes, List<String> options, int exit, String message, int badRecords) {
+  record Case(String name, Content content, List<String> options, int exit, String message, int badRecords) {
+    Case(String name, byte[] bytes, List<String> options, int exit, String message, int badRecords) {
+      this(name, file -> Files.write(file, bytes), options, exit, message, badRecords);
+    }
+
     @Override
     public String toString() {
       return name;
     }
+  }
+
+  /** Writes a case's file (large ones are written when their case runs, not held in memory by the corpus). */
+  interface Content {
+    void writeTo(Path file) throws IOException;
   }
 
   private static Case ok(String name, String text, String... options) {
@@ -59,6 +68,57 @@ class BadInputCorpusTest {
 
   private static Case usage(String name, byte[] bytes, String message, String... options) {
     return new Case(name, bytes, List.of(options), 2, message, -1);
+  }
+
+  /**
+   * A JSON lines file whose 4th line is 64 MiB and a byte long (the limit, FileSource.MAX_RECORD_BYTES, plus one):
+   * a bad record, read in bounded memory, its text cut in the dead-letter file.
+   */
+  private static Case hugeLine() {
+    return new Case("huge-line.jsonl", file -> {
+      try (OutputStream out = new java.io.BufferedOutputStream(Files.newOutputStream(file), 1 << 20)) {
+        out.write(utf8(lines(0, 3)));
+        out.write(utf8("{\"id\": 3, \"name\": \""));
+        byte[] chunk = new byte[1 << 20];
+        Arrays.fill(chunk, (byte) 'x');
+        for (int i = 0; i < 64; i++) {
+          out.write(chunk);
+        }
+        out.write(utf8("\"}\n"));
+        out.write(utf8(lines(4, 10)));
+      }
+    }, List.of("--schema", "id long not null, name string"), 3, "huge-line.jsonl line 4", 1);
+  }
+
+  /**
+   * A file that cannot be read: permission denied. Mode 000 is no obstacle for root, who reads it anyway; as root
+   * the file is a link to a write-only sysfs attribute, which the kernel refuses to open for reading to anyone
+   * (EACCES) — the same "Permission denied". Never a bad record: the job stops naming the file, with or without
+   * --bad-records. Skipped only where neither works (root, and no such attribute).
+   */
+  private static Case unreadable() {
+    return new Case("unreadable.jsonl", file -> {
+      Files.write(file, utf8(lines(0, 10)));
+      Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("---------"));
+      if (Files.isReadable(file)) { // root
+        Files.delete(file);
+        Path writeOnly = Stream.of("/sys/bus/cpu/uevent", "/sys/bus/pci/rescan").map(Path::of)
+            .filter(BadInputCorpusTest::deniesReading).findFirst().orElse(null);
+        org.junit.jupiter.api.Assumptions.assumeTrue(writeOnly != null, "running as root, who reads a mode-000 "
+            + "file, and no write-only sysfs attribute to stand in for an unreadable file");
+        Files.createSymbolicLink(file, writeOnly);
+      }
+    }, List.of("--schema", "id long not null, name string"), 3, "Permission denied", -1);
+  }
+
+  private static boolean deniesReading(Path path) {
+    try (var in = Files.newInputStream(path)) {
+      return false;
+    } catch (java.nio.file.AccessDeniedException e) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private static byte[] utf8(String text) {
@@ -150,7 +210,10 @@ class BadInputCorpusTest {
         failed("truncated.parquet", utf8("PAR1 this is not the rest of a Parquet file"), "truncated.parquet"),
         // names and formats the tool cannot tell
         usage("data.txt", good, "data.txt"),
-        usage("data.jsonl.bz2", good, "data.jsonl.bz2")));
+        usage("data.jsonl.bz2", good, "data.jsonl.bz2"),
+        // files that cannot be read in full
+        hugeLine(),
+        unreadable()));
     return cases.stream();
   }
 
@@ -159,7 +222,7 @@ class BadInputCorpusTest {
   void everyBadInputEndsInItsDocumentedOutcome(Case input) throws Exception {
     Path file = dir.resolve("in").resolve(input.name());
     Files.createDirectories(file.getParent());
-    Files.write(file, input.bytes());
+    input.content().writeTo(file);
     CliRun run = ingest(file, input.options(), "plain");
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(input.exit());
     if (input.message() != null) {
@@ -171,6 +234,12 @@ class BadInputCorpusTest {
     }
     if (input.exit() == 0) {
       assertExact(file, input.options(), "plain");
+    }
+    if (input.exit() == 3 && input.badRecords() < 0) {
+      CliRun diverted = ingest(file, input.options(), "diverted", "--bad-records",
+          dir.resolve("dead").toString());
+      assertThat(diverted.exitCode()).as("a file that cannot be read is never a bad record: " + diverted)
+          .isEqualTo(3);
     }
     if (input.badRecords() >= 0) {
       CliRun diverted = ingest(file, input.options(), "diverted", "--bad-records",

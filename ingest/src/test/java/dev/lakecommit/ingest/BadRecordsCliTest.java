@@ -94,4 +94,55 @@ class BadRecordsCliTest {
     assertThat(unlimited.exitCode()).as(unlimited.toString()).isEqualTo(LakecommitCommand.COMPLETED_WITH_BAD_RECORDS);
     assertThat(unlimited.out()).contains("3 record(s) of this job went to dead-letter files");
   }
+
+  /**
+   * {@code --max-bad-records 1%}: a source that turns bad (10 % of its rows from row 3,001 on) stops the job once
+   * more than 1 % of what it read was bad; what it committed stays, and a rerun with a higher limit ingests the
+   * rest exactly once. A small input over the rate fails at its end.
+   */
+  @Test
+  void aBadRecordRateStopsTheJobAndNothingAcceptedIsLost() throws Exception {
+    StringBuilder text = new StringBuilder();
+    int bad = 0;
+    for (int i = 1; i <= 5000; i++) {
+      boolean isBad = i <= 3000 ? i % 500 == 0 : i % 10 == 0;
+      bad += isBad ? 1 : 0;
+      text.append(isBad ? "{\"id\": \"bad " + i + "\"}" : "{\"id\": " + i + "}").append('\n');
+    }
+    Path input = Files.writeString(dir.resolve("rows.jsonl"), text);
+    String badDir = dir.resolve("bad").toString();
+
+    CliRun run = CliRun.of(ingest(input, "--schema", "id long", "--checkpoint-every-records", "1000",
+        "--bad-records", badDir, "--max-bad-records", "1%"));
+
+    assertThat(run.exitCode()).as(run.toString()).isEqualTo(LakecommitCommand.JOB_FAILED);
+    assertThat(run.err()).contains("More bad records than allowed:", "more than the limit of 1 % "
+        + "(--max-bad-records)", "rows.jsonl line 3").doesNotContain("\tat ");
+    CliRun status = CliRun.of("status", "--table", "land.rows", "--warehouse", dir.resolve("wh").toString(),
+        "--job-id", "rows", "--json");
+    assertThat(status.out()).as("what was accepted before is committed").contains(
+        "\"last-committed-checkpoint\" : 3", "\"records-read\" : 3000", "\"diverted-records\" : 6");
+
+    CliRun rest = CliRun.of(ingest(input, "--schema", "id long", "--checkpoint-every-records", "1000",
+        "--bad-records", badDir, "--max-bad-records", "20%"));
+    assertThat(rest.exitCode()).as(rest.toString()).isEqualTo(LakecommitCommand.COMPLETED_WITH_BAD_RECORDS);
+    CliRun verify = CliRun.of("verify", "--source", input.toString(), "--table", "land.rows", "--warehouse",
+        dir.resolve("wh").toString(), "--key", "id", "--schema", "id long", "--json");
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : " + (5000 - bad), "\"unparseableSourceRows\" : " + bad,
+        "\"duplicateKeys\" : 0", "\"lostKeys\" : 0");
+
+    Path small = Files.writeString(dir.resolve("small.jsonl"), "{\"id\": 1}\n{\"id\": \"x\"}\n{\"id\": 3}\n");
+    CliRun atEnd = CliRun.of("ingest", "--input", small.toString(), "--table", "land.small", "--warehouse",
+        dir.resolve("wh").toString(), "--schema", "id long", "--bad-records", badDir, "--max-bad-records", "5%");
+    assertThat(atEnd.exitCode()).as(atEnd.toString()).isEqualTo(LakecommitCommand.JOB_FAILED);
+    assertThat(atEnd.err()).contains("1 of the 3 records the job read (33.33 %) were bad, more than the limit of 5 % "
+        + "(--max-bad-records) at the end of the input");
+
+    for (String value : List.of("1.5x", "-1", "101%", "%")) {
+      CliRun usage = CliRun.of(ingest(input, "--bad-records", badDir, "--max-bad-records", value));
+      assertThat(usage.exitCode()).as(usage.toString()).isEqualTo(LakecommitCommand.USAGE);
+      assertThat(usage.err()).contains("Invalid value for option --max-bad-records: '" + value + "'");
+    }
+  }
 }

@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
  * back); the ingest completes and {@code verify} finds exactly the source's rows.
  */
 class CatalogOutageIngestIT {
-  private static final Duration OUTAGE = Duration.ofSeconds(5);
+  /** 5 s; {@code -Dlakecommit.outage-seconds=N} measures how long an outage is ridden through (README). */
+  private static final Duration OUTAGE = Duration.ofSeconds(Long.getLong("lakecommit.outage-seconds", 5));
   private static final int ROWS = TestScale.pick(12_000, 200_000);
   private static final int CHECKPOINT_ROWS = ROWS / 6;
 
@@ -63,6 +64,8 @@ class CatalogOutageIngestIT {
       assertThat(outage.happened()).as("%s\n%s", outage, ingest).isTrue();
       outage.awaitBack(Duration.ofMinutes(1));
     }
+    System.out.printf("%s outage of %s: %s%n", outage, OUTAGE, ingest.out().lines()
+        .filter(line -> line.startsWith("Commit retries")).findFirst().orElse("no commit retried"));
     assertThat(ingest.exitCode()).as("%s\n%s", outage, ingest).isZero();
     assertThat(ingest.out()).contains(String.format("Committed %,d rows in 6 checkpoint(s)", ROWS));
 

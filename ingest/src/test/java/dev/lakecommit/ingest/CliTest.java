@@ -326,4 +326,49 @@ class CliTest {
     assertThat(CliRun.of("verify", "--source", SAMPLE.toString(), "--table", "demo.orders",
         "--warehouse", dir.resolve("wh").toString(), "--key", "order_id").exitCode()).isZero();
   }
+
+  /**
+   * Was: a killed commit attempt's committer manifest (each attempt names its own) and a killed run's S3 upload
+   * buffers ({@code s3fileio-*.tmp}) stayed for ever; {@code cleanup} listed neither. Now it finds both (the
+   * manifest: no snapshot references it, its checkpoint is committed) and deletes them; what the table references
+   * stays and the table is exact.
+   */
+  @Test
+  void cleanupFindsKilledAttemptsCommitterManifestsAndUploadBuffers() throws Exception {
+    CliRun run = CliRun.of(ingest("--job-id", "orders", "--no-writer-manifests"));
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    Path committed;
+    try (var files = Files.walk(dir.resolve("wh/demo/orders/data/lakecommit/orders"))) {
+      committed = files.filter(f -> f.getFileName().toString().contains("-committer-")).sorted().findFirst()
+          .orElseThrow();
+    }
+    String name = committed.getFileName().toString();
+    Path killedAttempts = committed.resolveSibling(name.substring(0, name.indexOf("-committer-") + 11)
+        + java.util.UUID.randomUUID() + "-0-manifest.avro");
+    Files.copy(committed, killedAttempts); // what an attempt killed before its commit landed leaves
+    Process killed = new ProcessBuilder("sleep", "60").start();
+    killed.destroyForcibly().waitFor();
+    Path buffers = Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3",
+        Long.toString(killed.pid())));
+    Path buffer = Files.write(buffers.resolve("s3fileio-" + java.util.UUID.randomUUID() + ".tmp"), new byte[10]);
+    String[] cleanup = {"cleanup", "--table", "demo.orders", "--warehouse", dir.resolve("wh").toString(),
+        "--job-id", "orders"};
+
+    CliRun dry = CliRun.of(cleanup);
+    assertThat(dry.exitCode()).as(dry.toString()).isZero();
+    assertThat(dry.out()).contains("0 above checkpoint", "1 left over from committed checkpoints",
+        killedAttempts.getFileName().toString(), buffer.toString()).doesNotContain(name);
+    assertThat(killedAttempts).as("a dry run").exists();
+
+    CliRun delete = CliRun.of(java.util.stream.Stream.concat(java.util.Arrays.stream(cleanup),
+        java.util.stream.Stream.of("--delete")).toArray(String[]::new));
+    assertThat(delete.exitCode()).as(delete.toString()).isZero();
+    assertThat(delete.out()).contains("Deleted 1 orphan staged file(s)", "upload buffer file(s) of killed runs");
+    assertThat(killedAttempts).doesNotExist();
+    assertThat(buffer).doesNotExist();
+    assertThat(committed).as("referenced by the table").exists();
+    CliRun verify = CliRun.of("verify", "--source", SAMPLE.toString(), "--table", "demo.orders", "--warehouse",
+        dir.resolve("wh").toString(), "--key", "order_id");
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+  }
 }

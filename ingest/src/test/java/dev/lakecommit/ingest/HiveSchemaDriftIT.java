@@ -59,6 +59,44 @@ class HiveSchemaDriftIT {
     }
   }
 
+  /**
+   * An int column whose values outgrow it (day 2 holds longs): the job stops without the option; with
+   * {@code --add-new-columns} the column becomes bigint in the table and its partitions (ALTER TABLE ... CASCADE),
+   * the new values land, and the day 1 files (INT32) still read; a string in it stops the job either way.
+   */
+  @Test
+  void anIntColumnWidensToBigintWithTheOption() throws Exception {
+    try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
+      Path day1 = SchemaDriftTest.jsonLines(dir.resolve("day1/a.jsonl"), 0, 2_000,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 3) + "\", \"n\": " + i + "}");
+      Path day2 = SchemaDriftTest.jsonLines(dir.resolve("day2/a.jsonl"), 2_000, 4_000,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 3) + "\", \"n\": " + (3_000_000_000L + i) + "}");
+      assertThat(ingest(hms, day1, "day1", "--schema", "id long, region string, n int").exitCode()).isZero();
+
+      CliRun stopped = ingest(hms, day2, "day2");
+      assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+      assertThat(stopped.err()).contains("'n'").doesNotContain("\tat ");
+
+      CliRun widened = ingest(hms, day2, "day2", "--add-new-columns");
+      assertThat(widened.exitCode()).as(widened.toString()).isZero();
+      HiveMetaStoreClient client = hms.newClient();
+      try {
+        assertThat(client.getTable("shop", "events").getSd().getCols()).extracting(FieldSchema::getType)
+            .containsExactly("bigint", "bigint");
+        for (Partition partition : client.listPartitions("shop", "events", (short) -1)) {
+          assertThat(partition.getSd().getCols()).as("partition %s", partition.getValues())
+              .extracting(FieldSchema::getType).containsExactly("bigint", "bigint");
+        }
+      } finally {
+        client.close();
+      }
+      CliRun verify = CliRun.of("verify", "--source", dir.resolve("day*/a.jsonl").toString(), "--table",
+          "shop.events", "--target", "hive", "--metastore-uri", hms.uri(), "--key", "id", "--json");
+      assertThat(verify.exitCode()).as(verify.toString()).isZero();
+      assertThat(verify.out()).contains("\"tableRows\" : 4000", "\"duplicateKeys\" : 0", "\"lostKeys\" : 0");
+    }
+  }
+
   private CliRun ingest(HiveMetastoreServer hms, Path input, String job, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", "shop.events",
         "--target", "hive", "--metastore-uri", hms.uri(), "--partition-by", "region", "--job-id", job,

@@ -85,6 +85,44 @@ class InputIdentityCliTest {
     assertThat(verify(yesterday).out()).contains("\"lostKeys\" : 0", "\"duplicateKeys\" : 0");
   }
 
+  /**
+   * Was: only the file a job stopped in was checked on a rerun; an earlier file of the input replaced under its name
+   * (same size, other rows) gave "Nothing new to commit", exit 0, its new rows lost. Now the rerun stops naming the
+   * file and what changed, commits nothing; with {@code --on-changed-input new-job} the input is ingested again as
+   * new input (the unchanged file too: its rows are then in the table twice, as documented).
+   */
+  @Test
+  void anEarlierFileReplacedWithTheSameSizeStopsTheJobOrIsIngestedAsANewJob() throws Exception {
+    Path a = write(dir.resolve("landing/a.jsonl"), 100_001, 100_600);
+    Path b = write(dir.resolve("landing/b.jsonl"), 100_601, 101_000);
+    String landing = dir.resolve("landing").toString();
+    CliRun first = CliRun.of(ingest(landing));
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    assertThat(first.out()).contains("Committed 1,000 rows");
+    Path yesterday = Files.copy(a, dir.resolve("yesterday-a.jsonl"));
+
+    long size = Files.size(a);
+    write(a, 200_001, 200_600); // the same count of rows, keys of the same length
+    assertThat(Files.size(a)).as("the same size").isEqualTo(size);
+    CliRun rerun = CliRun.of(ingest(landing));
+    assertThat(rerun.exitCode()).as(rerun.toString()).isEqualTo(3);
+    assertThat(rerun.err()).contains("Input file " + a + " changed after the job read it to its end",
+        "its modification time", "--on-changed-input new-job").doesNotContain("\tat ", "its size");
+    assertThat(rerun.out()).doesNotContain("Nothing new to commit");
+    assertThat(verify(yesterday).out()).as("nothing committed").contains("\"tableRows\" : 1000",
+        "\"lostKeys\" : 0", "\"duplicateKeys\" : 0");
+
+    CliRun asNew = CliRun.of(ingest(landing, "--on-changed-input", "new-job"));
+    assertThat(asNew.exitCode()).as(asNew.toString()).isZero();
+    assertThat(asNew.out()).contains(a + " changed", "-input2", "Committed 1,000 rows");
+    CliRun today = verify(a);
+    assertThat(today.exitCode()).as("b.jsonl's rows twice: " + today).isEqualTo(1);
+    assertThat(today.out()).as("the new rows landed, once").contains("\"sourceRows\" : 600", "\"lostKeys\" : 0",
+        "\"tableRows\" : 2000", "\"duplicateKeys\" : 400", "\"unexpectedKeys\" : 1000");
+    assertThat(verify(b).out()).as("b.jsonl, unchanged, ingested by both jobs").contains("\"lostKeys\" : 0",
+        "\"duplicateKeys\" : 400");
+  }
+
   /** A job started by an earlier version (id from the input as typed) is continued, not started afresh. */
   @Test
   void aJobOfAnEarlierVersionKeepsItsId() throws Exception {

@@ -204,4 +204,48 @@ class SchemaDriftTest {
     assertAudited(verify(dir.resolve("day*/a.jsonl").toString()));
     assertThat(ingest(day2, args).out()).contains("Nothing new to commit");
   }
+
+  /**
+   * Was: a field new inside a struct column (address.zip from row 4,001 of day 2) was not read, without a word. Now
+   * the job stops naming the field, file and line; with {@code --add-new-columns} the field is added to the struct
+   * column (optional) and its values land; a table the run creates gets it too.
+   */
+  @Test
+  void aFieldNewInsideAStructColumnStopsTheJobUnlessAddedAndItsValuesLand() throws Exception {
+    Path day1 = jsonLines(dir.resolve("day1/a.jsonl"), 0, 3_000,
+        i -> "{\"id\": " + i + ", \"address\": {\"city\": \"c" + i + "\"}}");
+    assertThat(ingest(day1).exitCode()).isZero();
+    long snapshot = table().currentSnapshot().snapshotId();
+    Path day2 = jsonLines(dir.resolve("day2/a.jsonl"), 3_000, 9_000, i -> i < 7_000
+        ? "{\"id\": " + i + ", \"address\": {\"city\": \"c" + i + "\"}}"
+        : "{\"id\": " + i + ", \"address\": {\"city\": \"c" + i + "\", \"zip\": " + i + "}}");
+
+    CliRun stopped = ingest(day2);
+    assertThat(stopped.exitCode()).as(stopped.toString()).isNotZero();
+    assertThat(stopped.err()).contains("Input field 'address.zip'", day2 + " line 4001", "--add-new-columns");
+    assertThat(table().currentSnapshot().snapshotId()).as("nothing committed").isEqualTo(snapshot);
+
+    CliRun added = ingest(day2, "--add-new-columns");
+    assertThat(added.exitCode()).as(added.toString()).isZero();
+    Types.NestedField zip = table().schema().findField("address.zip");
+    assertThat(zip).isNotNull();
+    assertThat(zip.isOptional()).isTrue();
+    assertThat(zip.type()).isEqualTo(Types.LongType.get());
+    Map<Long, Object> address = column("address");
+    assertThat(address).hasSize(9_000);
+    assertThat(((Record) address.get(8_000L)).getField("zip")).isEqualTo(8_000L);
+    assertThat(((Record) address.get(8_000L)).getField("city")).isEqualTo("c8000");
+    assertThat(((Record) address.get(5_000L)).getField("zip")).isNull();
+    assertAudited(verify(dir.resolve("day*/a.jsonl").toString()));
+
+    Path fresh = jsonLines(dir.resolve("fresh/a.jsonl"), 0, 3_000, i -> i < 2_000
+        ? "{\"id\": " + i + ", \"address\": {\"city\": \"c" + i + "\"}}"
+        : "{\"id\": " + i + ", \"address\": {\"city\": \"c" + i + "\", \"zip\": \"z" + i + "\"}}");
+    CliRun created = CliRun.of("ingest", "--input", fresh.toString(), "--table", "drift.fresh", "--warehouse",
+        wh().toString());
+    assertThat(created.exitCode()).as(created.toString()).isZero();
+    Table table = catalog().loadTable(TableIdentifier.of("drift", "fresh"));
+    assertThat(table.schema().findField("address.zip")).as("past the sample, in a table the run creates")
+        .isNotNull();
+  }
 }

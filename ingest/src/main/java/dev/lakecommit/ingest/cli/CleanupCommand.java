@@ -21,8 +21,10 @@ import picocli.CommandLine.Spec;
     description = {"Finds the orphan staged files of a job (checkpoints above both its last committed and its "
         + "newest durable checkpoint) written by runs that a newer run of the job fenced: safe while the job runs. "
         + "Dry run unless --delete is given.",
-        "With --target hive also what is still staged for committed checkpoints (the commit moved their files "
-            + "into the table): crashed attempts' files, copies a failed delete left."})
+        "Also what is still staged for committed checkpoints that the table does not hold: Hive, crashed "
+            + "attempts' files and copies a failed delete left (the commit moved the others into the table); "
+            + "Iceberg, killed or failed commit attempts' manifests and data files that no snapshot references. "
+            + "And the local upload buffers (s3fileio-*.tmp) of killed runs of any job."})
 public final class CleanupCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -53,14 +55,19 @@ public final class CleanupCommand implements Callable<Integer> {
       String what = String.format("orphan staged file(s) of job %s in %s (committed up to checkpoint %d): %d above"
           + " checkpoint %d from %s, %d left over from committed checkpoints", jobId, target.name(), committed,
           orphans.size(), keep, runs, leftovers.size());
+      List<java.nio.file.Path> buffers = S3Staging.deadProcessFiles();
+      String buffered = String.format("upload buffer file(s) of killed runs under %s", S3Staging.root());
       if (!delete) {
         leftovers.forEach(location -> out.printf("  %s%n", location));
         orphans.forEach(location -> out.printf("  %s%n", location));
         out.printf("%d %s; run with --delete to delete them%n", leftovers.size() + orphans.size(), what);
+        buffers.forEach(file -> out.printf("  %s%n", file));
+        out.printf("%d %s%n", buffers.size(), buffered);
       } else {
         long deleted = target.deleteCommittedLeftovers(jobId);
         deleted += maxEpoch < 0 ? 0 : target.deleteStaged(jobId, keep, 0, maxEpoch);
         out.printf("Deleted %d %s%n", deleted, what);
+        out.printf("Deleted %d %s%n", S3Staging.sweepDeadProcesses(), buffered);
       }
     }
     out.flush();

@@ -108,10 +108,11 @@ public final class IngestCommand implements Callable<Integer> {
           + "(default: stop at the first). Unreadable files and I/O errors always stop the job.")
   Path badRecords;
 
-  @Option(names = "--max-bad-records", paramLabel = "N",
-      description = "With --bad-records: stop the job when more than N records in all went to dead-letter files "
-          + "(default: no limit).")
-  Long maxBadRecords;
+  @Option(names = "--max-bad-records", paramLabel = "N|P%",
+      description = "With --bad-records: stop the job when more than N records in all went to dead-letter files, "
+          + "or (P%%, e.g. 1%%) more than P percent of the records it read, checked at each bad record from the "
+          + "job's 1,000th record on and at the end of the input (default: no limit).")
+  String maxBadRecords;
 
   @Option(names = "--on-changed-input", paramLabel = "POLICY", defaultValue = "fail",
       converter = OnChangedInputConverter.class,
@@ -147,7 +148,7 @@ public final class IngestCommand implements Callable<Integer> {
     JobId jobId = job.resolveJobId(input, table.table(), table, source, onChangedInput, out);
     if (badRecords != null) {
       source.badRecords(new DeadLetterFiles(badRecords, jobId.value(), (int) (System.currentTimeMillis() / 1000)))
-          .maxBadRecords(maxBadRecords == null ? Long.MAX_VALUE : maxBadRecords);
+          .maxBadRecords(badRecordLimit().count()).maxBadRecordRate(badRecordLimit().rate());
     }
     // Every input column, also one that first appears after the sample, is planned against the table.
     access.planSchema(source, source.scan(), settings);
@@ -199,6 +200,37 @@ public final class IngestCommand implements Callable<Integer> {
     }
   }
 
+  /** {@code --max-bad-records}: a count or a share of the records read; no limit when not given. */
+  record BadRecordLimit(long count, double rate) {
+    static BadRecordLimit of(String value) {
+      if (value == null) {
+        return new BadRecordLimit(Long.MAX_VALUE, 1);
+      }
+      String text = value.strip();
+      try {
+        if (text.endsWith("%")) {
+          double percent = Double.parseDouble(text.substring(0, text.length() - 1).strip());
+          if (percent >= 0 && percent <= 100) {
+            return new BadRecordLimit(Long.MAX_VALUE, percent / 100);
+          }
+        } else {
+          long count = Long.parseLong(text);
+          if (count >= 0) {
+            return new BadRecordLimit(count, 1);
+          }
+        }
+      } catch (NumberFormatException e) {
+        // refused below
+      }
+      throw new IllegalArgumentException("Invalid value for option --max-bad-records: '" + value + "' (a count >= "
+          + "0 such as 100, or a percentage from 0% to 100% such as 1%)");
+    }
+  }
+
+  private BadRecordLimit badRecordLimit() {
+    return BadRecordLimit.of(maxBadRecords);
+  }
+
   /** The job's own settings, checked before anything is read or created. */
   void checkOptions() {
     if (parallelism < 1) {
@@ -219,10 +251,10 @@ public final class IngestCommand implements Callable<Integer> {
         throw new IllegalArgumentException("Invalid option --codec: " + e.getMessage(), e);
       }
     }
-    if (maxBadRecords != null && (badRecords == null || maxBadRecords < 0)) {
-      throw new IllegalArgumentException(badRecords == null ? "Option --max-bad-records needs --bad-records DIR"
-          : "Invalid value for option --max-bad-records: " + maxBadRecords + " (must be >= 0)");
+    if (maxBadRecords != null && badRecords == null) {
+      throw new IllegalArgumentException("Option --max-bad-records needs --bad-records DIR");
     }
+    badRecordLimit();
     runtime.check();
     maintain.check(table);
   }

@@ -30,17 +30,25 @@ final class S3Staging {
     return root().resolve(Long.toString(ProcessHandle.current().pid()));
   }
 
-  /**
-   * Deletes the directories of processes that no longer run (best effort).
-   *
-   * @return the number of files deleted
-   */
-  static long sweepDeadProcesses() {
-    Path root = root();
-    if (!Files.isDirectory(root)) {
-      return 0;
+  /** The files ({@code s3fileio-*.tmp}) in the directories of processes that no longer run: killed runs'. */
+  static java.util.List<Path> deadProcessFiles() {
+    java.util.List<Path> files = new java.util.ArrayList<>();
+    for (Path dir : deadProcessDirs()) {
+      try (Stream<Path> walk = Files.walk(dir)) {
+        walk.filter(Files::isRegularFile).sorted().forEach(files::add);
+      } catch (IOException | java.io.UncheckedIOException e) {
+        LOG.debug("Could not list {}: {}", dir, e.toString());
+      }
     }
-    long deleted = 0;
+    return files;
+  }
+
+  private static java.util.List<Path> deadProcessDirs() {
+    Path root = root();
+    java.util.List<Path> dead = new java.util.ArrayList<>();
+    if (!Files.isDirectory(root)) {
+      return dead;
+    }
     try (DirectoryStream<Path> dirs = Files.newDirectoryStream(root)) {
       for (Path dir : dirs) {
         long pid;
@@ -50,11 +58,29 @@ final class S3Staging {
           continue;
         }
         if (pid != ProcessHandle.current().pid() && ProcessHandle.of(pid).isEmpty()) {
-          deleted += deleteTree(dir);
+          dead.add(dir);
         }
       }
     } catch (IOException e) {
-      LOG.debug("Could not sweep {}: {}", root, e.toString());
+      LOG.debug("Could not list {}: {}", root, e.toString());
+    }
+    return dead;
+  }
+
+  /**
+   * Deletes the directories of processes that no longer run (best effort).
+   *
+   * @return the number of files deleted
+   */
+  static long sweepDeadProcesses() {
+    Path root = root();
+    long deleted = 0;
+    for (Path dir : deadProcessDirs()) {
+      try {
+        deleted += deleteTree(dir);
+      } catch (IOException | java.io.UncheckedIOException e) {
+        LOG.debug("Could not sweep {}: {}", dir, e.toString());
+      }
     }
     if (deleted > 0) {
       LOG.info("Deleted {} upload buffer file(s) that killed runs left under {}", deleted, root);

@@ -59,6 +59,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private volatile boolean strictColumns;
   private volatile BadRecordSink sink;
   private volatile long maxBadRecords = Long.MAX_VALUE;
+  private volatile double maxBadRecordRate = 1;
 
   private FileSource(String input, Storage storage, List<String> files, InputFormat format, Schema schema) {
     this.input = input;
@@ -308,6 +309,25 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     return this;
   }
 
+  /**
+   * With a {@linkplain #badRecords(BadRecordSink) sink}: the share of the records the job read (good and bad,
+   * counted over its runs) that may be bad, from 0 to 1; more fails the reader with a {@link
+   * BadRecordLimitException}: at a bad record once the job read {@value #RATE_SAMPLE} records, and at the end of
+   * the input. 1 (no limit) by default. Affects readers opened later.
+   *
+   * @return this source
+   */
+  public FileSource maxBadRecordRate(double rate) {
+    if (!(rate >= 0 && rate <= 1)) {
+      throw new IllegalArgumentException("Invalid bad record rate: " + rate + " (must be from 0 to 1)");
+    }
+    this.maxBadRecordRate = rate;
+    return this;
+  }
+
+  /** Records a job reads before a bad record rate is checked at each bad record (always at the end). */
+  static final int RATE_SAMPLE = 1000;
+
   /** Records a position says the job diverted to the bad-record sink up to it; 0 for null. */
   public static long divertedAt(byte[] position) {
     return position == null ? 0 : Position.parse(position).diverted();
@@ -391,7 +411,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   @Override
   public SourceReader<Record> open(byte[] position) throws IOException {
     Position start = position == null ? Position.start(files, format.lineBased()) : check(Position.parse(position));
-    return new Reader(start, sink, maxBadRecords);
+    return new Reader(start, sink, maxBadRecords, maxBadRecordRate);
   }
 
   private Position check(Position position) throws IOException {
@@ -402,6 +422,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     int index = position.fileIndex();
     if (index < files.size() && files.get(index).equals(position.file())
         && Position.listingHash(files, index) == position.listingHash()) {
+      finishedFilesUnchanged(position);
       return position;
     }
     int now = files.indexOf(position.file());
@@ -413,6 +434,34 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     throw new ChangedInputException(position.file(), "The input listing changed: files before " + position.file() + " were added, removed or "
         + "renamed (it was file " + (index + 1) + "/" + position.fileCount() + ", now " + (now + 1) + "/"
         + files.size() + "); resuming would skip or repeat records, so it stops here");
+  }
+
+  /**
+   * Checks that every file the position's reader finished (those before its file, and its file if it was rejected
+   * whole) is what it was when it was read: same size, modification time and object version. One metadata request
+   * a file; their content is not read again. Positions of versions before 3 hold no such fingerprints.
+   */
+  private void finishedFilesUnchanged(Position position) throws IOException {
+    ConsumedFiles done = position.done();
+    for (int i = 0; i < done.size() && i < files.size(); i++) {
+      unchanged(files.get(i), done.get(i));
+    }
+    if (position.finished() && position.fingerprint().known()) {
+      unchanged(position.file(), ConsumedFiles.Entry.of(position.fingerprint()));
+    }
+  }
+
+  private void unchanged(String file, ConsumedFiles.Entry then) throws IOException {
+    if (!then.known()) {
+      return;
+    }
+    String changes = then.changes(fingerprint(file));
+    if (changes != null) {
+      throw new ChangedInputException(file, "Input file " + file + " changed after the job read it to its end: "
+          + changes + ". It was replaced or rewritten under the same name; the job would never read its new "
+          + "content, so it stops here. If it is new input under the same name, ingest it as a new job (lakecommit "
+          + "ingest --on-changed-input new-job: the whole input once more, under a new job id).");
+    }
   }
 
   /**
@@ -451,20 +500,32 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
   private final class Reader implements SourceReader<Record> {
     private final BadRecordSink sink;
     private final long maxBadRecords;
+    private final double maxBadRecordRate;
     private final Position start;
     private int fileIndex;
     private FileRecords current;
     private Fingerprint currentFingerprint;
     private long diverted;
+    /** Records the job read, good and bad, over its runs. */
+    private long records;
     private Position position;
+    /** What the files before {@link #fileIndex} were when they were read. */
+    private ConsumedFiles done;
 
-    Reader(Position start, BadRecordSink sink, long maxBadRecords) {
+    Reader(Position start, BadRecordSink sink, long maxBadRecords, double maxBadRecordRate) {
       this.start = start;
       this.sink = sink;
       this.maxBadRecords = maxBadRecords;
+      this.maxBadRecordRate = maxBadRecordRate;
+      this.records = start.records();
       this.fileIndex = start.finished() ? start.fileIndex() + 1 : start.fileIndex();
       this.diverted = start.diverted();
       this.position = start;
+      ConsumedFiles before = start.done();
+      while (before.size() < start.fileIndex()) {
+        before = before.plus(ConsumedFiles.Entry.of(Fingerprint.UNKNOWN)); // a position of an older version
+      }
+      this.done = start.finished() ? before.plus(ConsumedFiles.Entry.of(start.fingerprint())) : before;
     }
 
     @Override
@@ -477,6 +538,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           }
           Record record = current.next();
           if (record != null) {
+            records++;
             moveTo(file);
             return record;
           }
@@ -489,7 +551,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           reject(e);
           if (e.endsFile()) {
             position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
-                format.lineBased(), 0, 0, Fingerprint.UNKNOWN, 0, diverted, true);
+                format.lineBased(), 0, 0, currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint, 0,
+                diverted, true, done, records);
             nextFile();
           } else if (current != null) {
             moveTo(file);
@@ -506,6 +569,9 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           }
           throw e;
         }
+      }
+      if (sink != null && diverted > maxBadRecordRate * records) {
+        throw new BadRecordLimitException(maxBadRecordRate, diverted, records);
       }
       return null;
     }
@@ -525,7 +591,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     private void moveTo(String file) {
       position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
           format.lineBased(), current.offset(), current.count(), currentFingerprint, current.checksum(), diverted,
-          false);
+          false, done, records);
     }
 
     private void reject(BadRecordException e) throws IOException {
@@ -535,16 +601,22 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       if (diverted >= maxBadRecords) {
         throw new BadRecordLimitException(maxBadRecords, e);
       }
+      if (records + 1 >= RATE_SAMPLE && diverted + 1 > maxBadRecordRate * (records + 1)) {
+        throw new BadRecordLimitException(maxBadRecordRate, diverted + 1, records + 1, e);
+      }
       sink.reject(e.file(), e.lineOrRecord(), e.sinkReason(), e.rawText());
       diverted++;
+      records++;
     }
 
     private void nextFile() throws IOException {
-      FileRecords done = current;
+      FileRecords finished = current;
       current = null;
+      done = done.plus(ConsumedFiles.Entry.of(currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint));
+      currentFingerprint = null;
       fileIndex++;
-      if (done != null) {
-        done.close();
+      if (finished != null) {
+        finished.close();
       }
     }
 

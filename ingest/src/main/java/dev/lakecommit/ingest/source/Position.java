@@ -22,15 +22,25 @@ import java.util.List;
  * (-1 unknown), {@code long modified}, {@code int n} + {@code n} bytes UTF-8 object version), {@code long
  * checksum} (lines: the 64-bit FNV-1a hash of the bytes {@code 0..offset}, the part consumed; records: 0), and
  * {@code long diverted} (records handed to the bad-record sink by the job up to here, over all its runs), {@code
- * byte finished} (1: the file was rejected whole and is done; resume with the next file). Version 1 positions are
- * read with an unknown fingerprint, 0 diverted and not finished.
+ * byte finished} (1: the file was rejected whole and is done; resume with the next file); version 3 adds what
+ * the files before this one were when they were read ({@code int n}, then per file {@code long size}, {@code long
+ * modified}, {@code long versionHash}; see {@link ConsumedFiles}) and {@code long records} (records the job read,
+ * good and bad, up to here over all its runs; for {@code --max-bad-records P%}). Version 1 positions are read with an unknown
+ * fingerprint, 0 diverted and not finished; versions 1 and 2 with no finished files' fingerprints and 0 records.
  */
 record Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset,
-    long count, Fingerprint fingerprint, long checksum, long diverted, boolean finished) {
-  static final int VERSION = 2;
+    long count, Fingerprint fingerprint, long checksum, long diverted, boolean finished, ConsumedFiles done,
+    long records) {
+  static final int VERSION = 3;
 
   Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset, long count) {
     this(fileIndex, fileCount, file, listingHash, lineBased, offset, count, Fingerprint.UNKNOWN, 0, 0, false);
+  }
+
+  Position(int fileIndex, int fileCount, String file, long listingHash, boolean lineBased, long offset, long count,
+      Fingerprint fingerprint, long checksum, long diverted, boolean finished) {
+    this(fileIndex, fileCount, file, listingHash, lineBased, offset, count, fingerprint, checksum, diverted, finished,
+        ConsumedFiles.NONE, 0);
   }
 
   /** Before the first record of the first file. */
@@ -40,7 +50,7 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
   }
 
   byte[] toBytes() {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + file.length());
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + file.length() + 24 * done.size());
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeInt(VERSION);
       out.writeInt(fileIndex);
@@ -60,6 +70,14 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
       out.writeLong(checksum);
       out.writeLong(diverted);
       out.writeByte(finished ? 1 : 0);
+      out.writeInt(done.size());
+      for (int i = 0; i < done.size(); i++) {
+        ConsumedFiles.Entry entry = done.get(i);
+        out.writeLong(entry.size());
+        out.writeLong(entry.modified());
+        out.writeLong(entry.version());
+      }
+      out.writeLong(records);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -78,7 +96,7 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
     }
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
       int version = in.readInt();
-      if (version != 1 && version != VERSION) {
+      if (version < 1 || version > VERSION) {
         throw new IllegalArgumentException("Unknown version " + version + " of a file source position (this "
             + "build reads versions 1 to " + VERSION + ")");
       }
@@ -117,13 +135,29 @@ record Position(int fileIndex, int fileCount, String file, long listingHash, boo
         diverted = in.readLong();
         finished = in.readByte();
       }
-      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || diverted < 0 || (finished != 0 && finished != 1)
+      ConsumedFiles done = ConsumedFiles.NONE;
+      long records = 0;
+      if (version >= 3) {
+        int n = in.readInt();
+        if (n < 0 || n > fileIndex + 1 || (long) n * 24 > in.available()) {
+          throw new IllegalArgumentException("Corrupt file source position: " + n + " finished files at file index "
+              + fileIndex);
+        }
+        ConsumedFiles.Entry[] entries = new ConsumedFiles.Entry[n];
+        for (int i = 0; i < n; i++) {
+          entries[i] = new ConsumedFiles.Entry(in.readLong(), in.readLong(), in.readLong());
+        }
+        done = ConsumedFiles.of(entries);
+        records = in.readLong();
+      }
+      if ((unit != 0 && unit != 1) || offset < 0 || count < 0 || diverted < 0 || records < 0
+          || (finished != 0 && finished != 1)
           || in.available() > 0) {
         throw new IllegalArgumentException("Corrupt file source position: unit " + unit + ", offset " + offset
             + ", count " + count + ", diverted " + diverted);
       }
       return new Position(fileIndex, fileCount, new String(name, StandardCharsets.UTF_8), hash, unit == 0, offset,
-          count, fingerprint, checksum, diverted, finished == 1);
+          count, fingerprint, checksum, diverted, finished == 1, done, records);
     } catch (EOFException e) {
       throw new IllegalArgumentException("Corrupt file source position: truncated at " + bytes.length + " bytes", e);
     } catch (IOException e) {

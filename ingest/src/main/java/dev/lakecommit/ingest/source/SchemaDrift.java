@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.source;
 
+import dev.lakecommit.iceberg.TypeWidening;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -30,14 +31,16 @@ public final class SchemaDrift {
   private final Schema source;
   private final Map<String, Column> seen;
   private final List<Column> added;
+  private final List<Column> nestedAdded;
   private final Map<String, Column> widened;
   private final List<String> conflicts;
 
-  SchemaDrift(Schema source, Map<String, Column> seen, List<Column> added, Map<String, Column> widened,
-      List<String> conflicts) {
+  SchemaDrift(Schema source, Map<String, Column> seen, List<Column> added, List<Column> nestedAdded,
+      Map<String, Column> widened, List<String> conflicts) {
     this.source = source;
     this.seen = Collections.unmodifiableMap(new LinkedHashMap<>(seen));
     this.added = List.copyOf(added);
+    this.nestedAdded = List.copyOf(nestedAdded);
     this.widened = Collections.unmodifiableMap(new LinkedHashMap<>(widened));
     this.conflicts = List.copyOf(conflicts);
   }
@@ -50,6 +53,14 @@ public final class SchemaDrift {
   /** Columns of the input that the source schema lacks, in order of first appearance. */
   public List<Column> added() {
     return added;
+  }
+
+  /**
+   * Fields inside struct columns of the source schema that the source schema lacks, by dotted path
+   * ({@code address.zip}), in order of first appearance, with the type their values suggest.
+   */
+  public List<Column> nestedAdded() {
+    return nestedAdded;
   }
 
   /** Columns whose type some file widens (int to long, float to double), by name, with the wider type. */
@@ -71,11 +82,64 @@ public final class SchemaDrift {
           : Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), wider.type(), field.doc()));
     }
     int[] id = {1 + source.highestFieldId()};
+    TypeUtil.NextID next = () -> id[0]++;
+    for (Column column : nestedAdded) {
+      String[] path = column.name().split("\\.");
+      for (int i = 0; i < fields.size(); i++) {
+        Types.NestedField field = fields.get(i);
+        if (field.name().equals(path[0]) && field.type().isStructType()) {
+          fields.set(i, Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(),
+              withField(field.type().asStructType(), path, 1, column.type(), next), field.doc()));
+        }
+      }
+    }
     for (Column column : added) {
-      Type type = TypeUtil.assignFreshIds(column.type(), () -> id[0]++);
-      fields.add(Types.NestedField.optional(id[0]++, column.name(), type));
+      Type type = TypeUtil.assignFreshIds(column.type(), next);
+      fields.add(Types.NestedField.optional(next.get(), column.name(), type));
     }
     return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
+  }
+
+  /**
+   * {@code struct} with an optional field {@code path[at..]} of {@code type} added, its ids (and its type's) from
+   * {@code next}.
+   */
+  private static Types.StructType withField(Types.StructType struct, String[] path, int at, Type type,
+      TypeUtil.NextID next) {
+    List<Types.NestedField> fields = new ArrayList<>(struct.fields());
+    if (at == path.length - 1) {
+      if (struct.field(path[at]) == null) {
+        Type fresh = TypeUtil.assignFreshIds(type, next);
+        fields.add(Types.NestedField.optional(next.get(), path[at], fresh));
+      }
+      return Types.StructType.of(fields);
+    }
+    for (int i = 0; i < fields.size(); i++) {
+      Types.NestedField field = fields.get(i);
+      if (field.name().equals(path[at]) && field.type().isStructType()) {
+        fields.set(i, Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(),
+            withField(field.type().asStructType(), path, at + 1, type, next), field.doc()));
+      }
+    }
+    return Types.StructType.of(fields);
+  }
+
+  /**
+   * Fields inside struct columns that the input has and {@code table} lacks, named by dotted path, or the first
+   * such as a refusal naming column, file and line if {@code evolve} is off.
+   */
+  private void checkNested(Schema table, boolean evolve, String tableName, String hint) {
+    for (Column column : nestedAdded) {
+      String parent = column.name().substring(0, column.name().indexOf('.'));
+      if (table.findField(column.name()) != null || table.findField(parent) == null
+          || !table.findField(parent).type().isStructType()) {
+        continue;
+      }
+      if (!evolve) {
+        throw new IllegalArgumentException("Input field '" + column.name() + "' (first in " + column.where()
+            + ") is not in struct column '" + parent + "' of table " + tableName + hint);
+      }
+    }
   }
 
   /**
@@ -95,6 +159,8 @@ public final class SchemaDrift {
     if (table == null) {
       return input;
     }
+    checkNested(table, evolve, tableName, "; rerun with " + OPTION + " to add it as an optional field (nothing was "
+        + "written)");
     List<Types.NestedField> fields = new ArrayList<>();
     for (Types.NestedField field : input.columns()) {
       Types.NestedField existing = table.findField(field.name());
@@ -107,11 +173,12 @@ public final class SchemaDrift {
         fields.add(field);
       } else if (sameShape(field.type(), existing.type())) {
         fields.add(field);
-      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
-          && TypeUtil.isPromotionAllowed(field.type(), existing.type().asPrimitiveType())) {
+      } else if (evolve && field.type().isStructType() && existing.type().isStructType()
+          && extends_(existing.type().asStructType(), field.type().asStructType())) {
+        fields.add(field); // the table's struct and the input's new fields in it: TableSetup adds them
+      } else if (TypeWidening.widens(field.type(), existing.type())) {
         fields.add(Types.NestedField.of(field.fieldId(), field.isOptional(), field.name(), existing.type()));
-      } else if (field.type().isPrimitiveType() && existing.type().isPrimitiveType()
-          && TypeUtil.isPromotionAllowed(existing.type(), field.type().asPrimitiveType())) {
+      } else if (TypeWidening.widens(existing.type(), field.type())) {
         if (!evolve) {
           throw new IllegalArgumentException("Column '" + field.name() + "' is " + existing.type() + " in table "
               + tableName + " but " + field.type() + " in the input" + where + "; rerun with " + OPTION
@@ -140,6 +207,12 @@ public final class SchemaDrift {
       throw new IllegalArgumentException(conflicts.get(0));
     }
     Schema input = inputSchema();
+    if (tableColumns != null && !nestedAdded.isEmpty()) {
+      Column first = nestedAdded.get(0);
+      throw new IllegalArgumentException("Input field '" + first.name() + "' (first in " + first.where() + ") is "
+          + "not in its struct column of table " + tableName + "; a Hive table's struct columns are not evolved "
+          + "(give --schema without the field to leave it out, or write to a new table; nothing was written)");
+    }
     if (tableColumns == null || evolve) {
       return input;
     }
@@ -153,27 +226,30 @@ public final class SchemaDrift {
     return input;
   }
 
-  /** Types equal but for field ids (and list element / map value ids). */
-  static boolean sameShape(Type a, Type b) {
-    if (a.isPrimitiveType() || b.isPrimitiveType()) {
-      return a.equals(b);
-    }
-    if (a.typeId() != b.typeId()) {
+  /**
+   * Whether {@code input} is {@code table} with fields added (at the end of a struct, at any depth): every field
+   * of the table's struct in the same order, name and shape.
+   */
+  private static boolean extends_(Types.StructType table, Types.StructType input) {
+    List<Types.NestedField> ft = table.fields();
+    List<Types.NestedField> fi = input.fields();
+    if (fi.size() < ft.size()) {
       return false;
     }
-    List<Types.NestedField> fa = a.asNestedType().fields();
-    List<Types.NestedField> fb = b.asNestedType().fields();
-    if (fa.size() != fb.size()) {
-      return false;
-    }
-    for (int i = 0; i < fa.size(); i++) {
-      if (a.isStructType() && !fa.get(i).name().equals(fb.get(i).name())) {
-        return false;
-      }
-      if (!sameShape(fa.get(i).type(), fb.get(i).type())) {
+    for (int i = 0; i < ft.size(); i++) {
+      Type a = ft.get(i).type();
+      Type b = fi.get(i).type();
+      boolean same = ft.get(i).name().equals(fi.get(i).name()) && (sameShape(a, b)
+          || (a.isStructType() && b.isStructType() && extends_(a.asStructType(), b.asStructType())));
+      if (!same) {
         return false;
       }
     }
     return true;
+  }
+
+  /** Types equal but for field ids ({@link TypeWidening#sameShape}). */
+  static boolean sameShape(Type a, Type b) {
+    return TypeWidening.sameShape(a, b);
   }
 }

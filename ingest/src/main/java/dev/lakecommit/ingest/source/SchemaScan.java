@@ -32,6 +32,11 @@ final class SchemaScan {
   private final Map<String, SchemaDrift.Column> widened = new LinkedHashMap<>();
   private final List<String> conflicts = new ArrayList<>();
   private final Inference inference = new Inference();
+  /** Fields inside known struct columns that the schema lacks, by dotted path: where each first appears. */
+  private final Map<String, SchemaDrift.Column> nestedNew = new LinkedHashMap<>();
+  private final Map<String, Type> nestedTyped = new LinkedHashMap<>();
+  /** Values of new nested JSON fields, each under its dotted path as a column name. */
+  private final Inference nestedInference = new Inference();
 
   SchemaScan(Schema schema, InputFormat format) {
     this.schema = schema;
@@ -64,7 +69,17 @@ final class SchemaScan {
       Type type = typed != null ? typed.type() : inferred.findField(column.name()).type();
       added.add(new SchemaDrift.Column(column.name(), type, column.file(), column.line(), column.lineBased()));
     }
-    return new SchemaDrift(schema, seen, added, widened, conflicts);
+    List<SchemaDrift.Column> nested = new ArrayList<>();
+    Schema nestedInferred = nestedInference.isEmpty() ? new Schema() : nestedInference.schema();
+    for (SchemaDrift.Column column : nestedNew.values()) {
+      Type type = nestedTyped.get(column.name());
+      if (type == null) {
+        type = nestedInferred.columns().stream().filter(f -> f.name().equals(column.name())).findFirst()
+            .map(Types.NestedField::type).orElse(Types.StringType.get());
+      }
+      nested.add(new SchemaDrift.Column(column.name(), type, column.file(), column.line(), column.lineBased()));
+    }
+    return new SchemaDrift(schema, seen, added, nested, widened, conflicts);
   }
 
   private Types.NestedField known(String name, boolean ignoreCase) {
@@ -109,9 +124,14 @@ final class SchemaScan {
           for (JsonToken token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
             String name = parser.currentName();
             JsonToken value = parser.nextToken();
-            if (known(name, false) != null) {
+            Types.NestedField field = known(name, false);
+            if (field != null) {
               see(name, file, line, true, false);
-              parser.skipChildren();
+              if (field.type().isStructType() && value == JsonToken.START_OBJECT) {
+                struct(parser, field.type().asStructType(), name, file, line);
+              } else {
+                parser.skipChildren();
+              }
             } else {
               see(name, file, line, true, true);
               if (fresh == null) {
@@ -126,6 +146,44 @@ final class SchemaScan {
         if (fresh != null) {
           inference.addJson(fresh);
         }
+      }
+    }
+  }
+
+  /** The fields of a JSON object read as a known struct column: the new ones are seen, their values inferred. */
+  private void struct(JsonParser parser, Types.StructType struct, String path, String file, long line)
+      throws IOException {
+    for (JsonToken token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
+      String name = parser.currentName();
+      JsonToken value = parser.nextToken();
+      Types.NestedField field = struct.field(name);
+      String nested = path + "." + name;
+      if (field == null) {
+        nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
+        Map<String, Object> one = new HashMap<>();
+        one.put(nested, Json.value(parser, value));
+        nestedInference.addJson(one);
+      } else if (field.type().isStructType() && value == JsonToken.START_OBJECT) {
+        struct(parser, field.type().asStructType(), nested, file, line);
+      } else {
+        parser.skipChildren();
+      }
+    }
+  }
+
+  /** Parquet and Avro: fields of a file's struct column that the schema's struct lacks, at every depth. */
+  private void typedStruct(Types.StructType known, Types.StructType inFile, String path, String file) {
+    for (Types.NestedField column : inFile.fields()) {
+      Types.NestedField field = known.field(column.name());
+      if (field == null) {
+        field = known.caseInsensitiveField(column.name());
+      }
+      String nested = path + "." + column.name();
+      if (field == null) {
+        nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, 0, false));
+        nestedTyped.putIfAbsent(nested, column.type());
+      } else if (field.type().isStructType() && column.type().isStructType()) {
+        typedStruct(field.type().asStructType(), column.type().asStructType(), path + "." + field.name(), file);
       }
     }
   }
@@ -214,6 +272,9 @@ final class SchemaScan {
         continue;
       }
       see(field.name(), file, 0, false, false);
+      if (field.type().isStructType() && column.type().isStructType()) {
+        typedStruct(field.type().asStructType(), column.type().asStructType(), field.name(), file);
+      }
       SchemaDrift.Column already = widened.get(field.name());
       Type current = already != null ? already.type() : field.type();
       Type wider = wider(current, column.type());
@@ -228,15 +289,9 @@ final class SchemaScan {
 
   /** The type that reads both (the same shape, or the wider of two promotable primitives), or null. */
   private static Type wider(Type a, Type b) {
-    if (SchemaDrift.sameShape(a, b)) {
-      return a;
-    }
-    if (a.isPrimitiveType() && b.isPrimitiveType()) {
-      if (TypeUtil.isPromotionAllowed(b, a.asPrimitiveType())) {
-        return a;
-      } else if (TypeUtil.isPromotionAllowed(a, b.asPrimitiveType())) {
-        return b;
-      }
+    Type wider = dev.lakecommit.iceberg.TypeWidening.wider(a, b);
+    if (wider != null) {
+      return wider;
     }
     if (!a.isPrimitiveType() && !b.isPrimitiveType() && a.typeId() == b.typeId()) {
       return a; // nested columns are matched field by field when read

@@ -255,7 +255,7 @@ class BadInputTest {
     assertThat(rejected).containsExactly(dir.resolve("in/a.csv") + " 1: header column 'id' appears twice");
   }
 
-  private static BadRecordSink sink(List<String> rejected) {
+  static BadRecordSink sink(List<String> rejected) {
     return new BadRecordSink() {
       @Override
       public void reject(String file, long line, String reason, String raw) {

@@ -151,6 +151,66 @@ class InputIdentityTest {
     assertThat(FileSource.describe(finished.toBytes())).isEqualTo("file 3/5 s3://b/in/c.parquet (rejected whole)");
   }
 
+  /**
+   * Was: only the file a position was taken in was checked; an earlier file of the input replaced under its name was
+   * never read again ("Nothing new to commit", its new rows lost). Now every file the reader finished is checked.
+   */
+  @Test
+  void aFinishedFileReplacedUnderItsNameWithTheSameSizeStopsTheResume() throws IOException {
+    Path a = Sources.lines(dir.resolve("in/a.jsonl"), rows(1, 5));
+    Sources.lines(dir.resolve("in/b.jsonl"), rows(6, 9));
+    List<byte[]> positions = readAllPositions(Sources.of(dir.resolve("in")));
+    byte[] atEnd = positions.get(9);
+    assertThat(Position.parse(atEnd).done().size()).as("a.jsonl finished").isEqualTo(1);
+    assertThat(Position.parse(positions.get(5)).done().size()).as("a.jsonl not yet known finished").isZero();
+
+    FileTime before = Files.getLastModifiedTime(a);
+    Sources.lines(a, rows(101, 105)); // other rows, the same size
+    Files.setLastModifiedTime(a, FileTime.fromMillis(before.toMillis() + 2000));
+    assertThat(Files.size(a)).isEqualTo(80);
+    FileSource source = Sources.of(dir.resolve("in"));
+    assertThatThrownBy(() -> source.checkResumable(atEnd)).isInstanceOfSatisfying(ChangedInputException.class,
+        e -> assertThat(e.file()).isEqualTo(a.toString()))
+        .hasMessageContaining("Input file " + a + " changed after the job read it to its end: its modification time")
+        .hasMessageNotContaining("its size")
+        .hasMessageContaining("--on-changed-input new-job");
+    assertThatThrownBy(() -> source.open(atEnd)).isInstanceOf(ChangedInputException.class);
+    assertThatThrownBy(() -> Sources.drain(source.open(positions.get(5)))).as("resumed in a.jsonl: its checksum")
+        .isInstanceOf(ChangedInputException.class).hasMessageContaining("are not the same any more");
+  }
+
+  @Test
+  void aFileRejectedWholeIsFingerprintedToo() throws IOException {
+    Path bad = Files.writeString(Files.createDirectories(dir.resolve("in")).resolve("a.avro"), "not avro at all");
+    org.apache.avro.Schema avro = SchemaBuilder.record("row").fields().requiredLong("id").endRecord();
+    org.apache.avro.generic.GenericData.Record row = new org.apache.avro.generic.GenericData.Record(avro);
+    row.put("id", 1L);
+    FileWriters.plainAvro(dir.resolve("in/b.avro"), avro, List.of(row), 1);
+    FileSource source = FileSource.of(dir.resolve("in").toString(), InputFormat.AVRO,
+        SchemaParser.parse("id long"), null, null).badRecords(BadInputTest.sink(new ArrayList<>()));
+    byte[] atEnd;
+    try (SourceReader<Record> reader = source.open(null)) {
+      assertThat(Sources.drain(reader)).hasSize(1);
+      atEnd = reader.position();
+    }
+    assertThat(Position.parse(atEnd).done().get(0).size()).isEqualTo(15);
+    Files.writeString(bad, "not avro at all, longer");
+    assertThatThrownBy(() -> source.checkResumable(atEnd)).isInstanceOf(ChangedInputException.class)
+        .hasMessageContaining(bad + " changed after the job read it to its end: its size (15 bytes then, 23 now)");
+  }
+
+  @Test
+  void finishedFilesShareOneArrayAndNeverChange() {
+    ConsumedFiles one = ConsumedFiles.NONE.plus(new ConsumedFiles.Entry(1, 1, 0));
+    ConsumedFiles two = one.plus(new ConsumedFiles.Entry(2, 2, 0));
+    ConsumedFiles other = one.plus(new ConsumedFiles.Entry(3, 3, 0));
+    assertThat(one.size()).isEqualTo(1);
+    assertThat(two.get(1).size()).isEqualTo(2);
+    assertThat(other.get(1).size()).isEqualTo(3);
+    assertThat(two).isNotEqualTo(other).isEqualTo(ConsumedFiles.of(new ConsumedFiles.Entry(1, 1, 0),
+        new ConsumedFiles.Entry(2, 2, 0)));
+  }
+
   /** Stored bytes of every version of a position read as they were written (regenerate only on purpose). */
   @Test
   void storedPositionsOfEveryVersionAreRead() throws IOException {
@@ -161,7 +221,13 @@ class InputIdentityTest {
     Position position = new Position(2, 5, "s3://bucket/in/c.jsonl", 0x1234567890abcdefL, true, 1200, 30,
         new Fingerprint(5000, 1_700_000_000_000L, "\"etag-1\""), 99, 7, false);
     assertThat(Position.parse(v2)).isEqualTo(position);
-    assertThat(position.toBytes()).isEqualTo(v2);
+    byte[] v3 = getClass().getResourceAsStream("/compat/file-position-v3.bin").readAllBytes();
+    Position three = new Position(2, 5, "s3://bucket/in/c.jsonl", 0x1234567890abcdefL, true, 1200, 30,
+        new Fingerprint(5000, 1_700_000_000_000L, "\"etag-1\""), 99, 7, false, ConsumedFiles.of(
+            new ConsumedFiles.Entry(100, 1_700_000_000_000L, ConsumedFiles.versionHash("\"etag-a\"")),
+            new ConsumedFiles.Entry(200, 1_700_000_001_000L, ConsumedFiles.versionHash("\"etag-b\""))), 1230);
+    assertThat(Position.parse(v3)).isEqualTo(three);
+    assertThat(three.toBytes()).isEqualTo(v3);
   }
 
   static String[] rows(int from, int to) {

@@ -93,4 +93,42 @@ class SchemaScanTest {
         .contains("string in " + dir.resolve("in/c.parquet"));
     assertThatThrownBy(() -> changed.plan(null, true, "db.t")).hasMessageContaining("Column 'n' changes type");
   }
+
+  /**
+   * A field new inside a struct column, at any depth: found with its path, place and type; a Hive table (columns
+   * by name) refuses it with or without evolution; an Iceberg table without the option refuses it, with the option
+   * plans the struct with the field, and the values are read.
+   */
+  @Test
+  void jsonFieldsNewInsideStructColumnsAreFoundAtEveryDepth() throws IOException {
+    StringBuilder text = new StringBuilder();
+    for (int i = 1; i <= 2_000; i++) {
+      text.append("{\"id\": ").append(i).append(", \"a\": {\"b\": {\"c\": 1")
+          .append(i >= 1_500 ? ", \"d\": " + i : "").append("}}}\n");
+    }
+    Path file = Sources.write(dir.resolve("in/a.jsonl"), text.toString());
+    FileSource source = Sources.of(file);
+    assertThat(source.schema().findField("a.b.d")).as("not in the sample").isNull();
+
+    SchemaDrift drift = source.scan();
+
+    assertThat(drift.added()).isEmpty();
+    assertThat(drift.nestedAdded()).extracting(SchemaDrift.Column::name).containsExactly("a.b.d");
+    assertThat(drift.nestedAdded().get(0).where()).isEqualTo(file + " line 1500");
+    assertThat(drift.nestedAdded().get(0).type()).isEqualTo(Types.LongType.get());
+    assertThatThrownBy(() -> drift.planByName(List.of("id", "a"), true, "db.t"))
+        .hasMessageContaining("Input field 'a.b.d' (first in " + file + " line 1500)")
+        .hasMessageContaining("struct columns are not evolved");
+    Schema table = source.schema();
+    assertThatThrownBy(() -> drift.plan(table, false, "db.t"))
+        .hasMessageContaining("Input field 'a.b.d' (first in " + file + " line 1500) is not in struct column 'a'")
+        .hasMessageContaining("--add-new-columns");
+
+    Schema planned = drift.plan(table, true, "db.t");
+    assertThat(planned.findField("a.b.d").type()).isEqualTo(Types.LongType.get());
+    List<Record> all = Sources.readAll(source.evolve(planned));
+    Record b = (Record) ((Record) all.get(1_799).getField("a")).getField("b");
+    assertThat(b.getField("d")).isEqualTo(1_800L);
+    assertThat(((Record) ((Record) all.get(0).getField("a")).getField("b")).getField("d")).isNull();
+  }
 }
