@@ -227,7 +227,7 @@ public final class IngestCommand implements Callable<Integer> {
     }
   }
 
-  private BadRecordLimit badRecordLimit() {
+  BadRecordLimit badRecordLimit() {
     return BadRecordLimit.of(maxBadRecords);
   }
 

@@ -36,6 +36,10 @@ final class KafkaIngest {
     TableAccess.IngestSettings settings = command.ingestSettings();
     access.checkIngestOptions(settings);
     command.checkOptions();
+    if (command.badRecordLimit().rate() < 1) {
+      throw new IllegalArgumentException("Invalid option --max-bad-records " + command.maxBadRecords + " for a Kafka"
+          + " input: give a count (a share of an unbounded stream has no end to be checked at)");
+    }
     KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
     S3Staging.sweepDeadProcesses();
     Schema valueSchema = command.schema != null ? SchemaParser.parse(command.schema)
@@ -46,8 +50,7 @@ final class KafkaIngest {
     JobId jobId = command.job.jobId(command.input, command.table.table());
     if (command.badRecords != null) {
       source.badRecords(new DeadLetterFiles(command.badRecords, jobId.value(),
-          (int) (System.currentTimeMillis() / 1000)), command.maxBadRecords == null ? Long.MAX_VALUE
-          : command.maxBadRecords);
+          (int) (System.currentTimeMillis() / 1000)), command.badRecordLimit().count());
     }
     out.printf("Ingesting %s into %s as job %s (%s)%n", kafka.input(), command.table.table(), jobId,
         kafka.bounded() ? "until the end offsets seen now" : "until SIGTERM/SIGINT");
