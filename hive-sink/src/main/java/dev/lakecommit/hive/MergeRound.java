@@ -52,8 +52,8 @@ final class MergeRound implements AutoCloseable {
   private final CommitIntents intents;
   private final String roundId = System.currentTimeMillis() + "-" + UUID.randomUUID().toString().substring(0, 8);
   private final long now = System.currentTimeMillis();
+  private final MergeCleanup cleanup;
   private int caughtUp;
-  private int stragglers;
 
   MergeRound(IMetaStoreClient client, FileSystem fs, HiveConf conf, HiveTable table, Table read,
       HiveMaintenance.Options options, MergeHook hook) {
@@ -67,6 +67,8 @@ final class MergeRound implements AutoCloseable {
     this.targetFileSize = HiveMaintenance.targetFileSize(options, read);
     this.defaultPartitionName = conf.getVar(HiveConf.ConfVars.DEFAULTPARTITIONNAME);
     this.intents = new CommitIntents(fs, table.stagingRoot());
+    this.cleanup = new MergeCleanup(fs, table, new Path(read.getSd().getLocation()), hook,
+        options.minAge().toMillis(), now);
   }
 
   /** A partition's merge as planned: the files its location held, and what to do with each. */
@@ -87,7 +89,7 @@ final class MergeRound implements AutoCloseable {
     int pendingDeletes = 0;
     for (Partition partition : partitions()) {
       String name = name(partition);
-      int pending = replacedLeft(partition);
+      int pending = cleanup.replacedLeft(partition);
       pendingDeletes += pending;
       if (busy.contains(name)) {
         skipped.add(name);
@@ -103,10 +105,11 @@ final class MergeRound implements AutoCloseable {
     int deleted = 0;
     int leftovers = 0;
     for (Partition partition : partitions()) {
-      if (!busy.contains(name(partition))) {
-        deleted += deleteReplaced(partition);
+      String name = name(partition);
+      if (!busy.contains(name) && MergeCleanup.mergedFrom(partition) != null) {
+        deleted += cleanup.deleteReplaced(partition, name, fetch(partition));
       }
-      leftovers += deleteLeftovers(partition);
+      leftovers += cleanup.deleteLeftovers(partition, name);
     }
     int merged = 0;
     int filesMerged = 0;
@@ -114,7 +117,7 @@ final class MergeRound implements AutoCloseable {
     Map<String, String> dropped = new LinkedHashMap<>();
     for (Partition partition : partitions()) {
       String name = name(partition);
-      if (busy.contains(name) || replacedLeft(partition) > 0) {
+      if (busy.contains(name) || cleanup.replacedLeft(partition) > 0) {
         continue;
       }
       java.util.Optional<Planned> planned = planPartition(partition);
@@ -130,8 +133,8 @@ final class MergeRound implements AutoCloseable {
         dropped.put(name, reason);
       }
     }
-    return new HiveMaintenance.Result(merged, filesMerged, filesWritten, caughtUp, stragglers, dropped, deleted,
-        leftovers);
+    return new HiveMaintenance.Result(merged, filesMerged, filesWritten, caughtUp, cleanup.stragglers(), dropped,
+        deleted, leftovers);
   }
 
   private List<Partition> partitions() throws IOException {
@@ -182,7 +185,7 @@ final class MergeRound implements AutoCloseable {
 
   private java.util.Optional<Planned> planPartition(Partition partition) throws IOException {
     Path location = new Path(partition.getSd().getLocation());
-    List<FileStatus> files = visibleFiles(location);
+    List<FileStatus> files = cleanup.visibleFiles(location);
     Map<String, CommitTarget.JobState> jobs = HiveMaintenance.jobs(read);
     List<FileStatus> small = new ArrayList<>();
     List<FileStatus> copied = new ArrayList<>();
@@ -294,7 +297,7 @@ final class MergeRound implements AutoCloseable {
     // A commit still in flight moves its own files on (it sees the switch), or its partition update, read before
     // the switch, puts the partition back where its files are; the next round moves what is left.
     if (!busyPartitions().contains(planned.name())) {
-      moveStragglers(planned.name(), planned.location(), listing.keySet(), dir);
+      cleanup.moveStragglers(planned.name(), planned.location(), listing.keySet(), dir);
     }
     LOG.info("Merged {} files of partition {} of {} into {} (and copied {}) at {}; the {} replaced files go in the "
         + "next round", planned.summary().filesMerged(), planned.name(), table, planned.bins().size(),
@@ -327,7 +330,7 @@ final class MergeRound implements AutoCloseable {
    * Right before the switch: whether the partition is as planned, or only grew by complete commits. The check for
    * commits in flight comes last, right before the switch, on the partition as read here: a commit would have to
    * write its intent, move its files and update the partition between that check and the switch to be missed, and
-   * even then its files are moved on ({@link #moveStragglers}).
+   * even then its files are moved on ({@link MergeCleanup#moveStragglers}).
    */
   private Check check(Planned planned, Map<String, Long> listing) throws IOException {
     Partition fresh = fetch(planned.partition());
@@ -339,7 +342,7 @@ final class MergeRound implements AutoCloseable {
     }
     Map<String, FileStatus> added = new LinkedHashMap<>();
     Map<String, Long> seen = new HashMap<>();
-    for (FileStatus file : visibleFiles(planned.location())) {
+    for (FileStatus file : cleanup.visibleFiles(planned.location())) {
       seen.put(file.getPath().getName(), file.getLen());
       if (!listing.containsKey(file.getPath().getName())) {
         added.put(file.getPath().getName(), file);
@@ -363,40 +366,6 @@ final class MergeRound implements AutoCloseable {
       return Check.conflict("a commit into it is in flight");
     }
     return new Check(null, Map.of(), fresh);
-  }
-
-  /**
-   * Moves files that arrived at a partition's old location {@code from} after the merge listed it into its
-   * current location: a commit that read the partition before the switch put them there. A commit still running
-   * finds them moved (a file at its destination counts as moved).
-   *
-   * @return how many files were moved
-   */
-  private int moveStragglers(String partition, Path from, Set<String> listed, Path current) throws IOException {
-    int moved = 0;
-    for (FileStatus file : visibleFiles(from)) {
-      String name = file.getPath().getName();
-      if (listed.contains(name)) {
-        continue;
-      }
-      Path target = new Path(current, name);
-      FileStatus there = statusOrNull(target);
-      if (there == null && fs.rename(file.getPath(), target)) {
-        moved++;
-      } else if (there != null && there.getLen() == file.getLen()) {
-        fs.delete(file.getPath(), false);
-        moved++;
-      } else if (statusOrNull(file.getPath()) != null) {
-        throw new IOException(String.format("Cannot move %s, which arrived at the old location of partition %s "
-            + "of %s after its merge, to %s", file.getPath(), partition, table, target));
-      }
-    }
-    if (moved > 0) {
-      stragglers += moved;
-      LOG.warn("Moved {} file(s) that a commit put at {}, the old location of partition {} of {}, while a merge "
-          + "switched it, to {}", moved, from, partition, table, current);
-    }
-    return moved;
   }
 
   /** Whether a file is of a checkpoint its job has recorded as committed. */
@@ -447,105 +416,6 @@ final class MergeRound implements AutoCloseable {
     }
   }
 
-  /** How many files an earlier merge replaced are still at its old location (a partition's merge waits for 0). */
-  private int replacedLeft(Partition partition) throws IOException {
-    Path from = mergedFrom(partition);
-    if (from == null) {
-      return 0;
-    }
-    return visibleFiles(from).size();
-  }
-
-  private static Path mergedFrom(Partition partition) {
-    String from = partition.getParameters() == null ? null
-        : partition.getParameters().get(HiveMaintenance.MERGED_FROM_KEY);
-    if (from == null || HivePaths.sameLocation(new Path(from), new Path(partition.getSd().getLocation()))) {
-      return null;
-    }
-    return new Path(from);
-  }
-
-  /**
-   * Deletes the files an earlier merge replaced: those its manifest names, at their recorded sizes; then the old
-   * directory, if a merge wrote it and nothing visible is left in it. A file that arrived there later stays.
-   */
-  private int deleteReplaced(Partition partition) throws IOException {
-    Path from = mergedFrom(partition);
-    if (from == null) {
-      return 0;
-    }
-    Partition fresh = fetch(partition);
-    Path current = new Path(partition.getSd().getLocation());
-    if (fresh == null || !HivePaths.sameLocation(new Path(fresh.getSd().getLocation()), current)) {
-      return 0; // changed since the round listed it: the next round looks again
-    }
-    java.util.Optional<MergeManifest> manifest = MergeManifest.read(fs, current);
-    if (manifest.isEmpty() || !HivePaths.sameLocation(manifest.get().from(), from)) {
-      LOG.warn("Partition {} of {} records {}={}, but its location {} holds no merge manifest of it; its old files "
-          + "are left alone", name(partition), table, HiveMaintenance.MERGED_FROM_KEY, from, current);
-      return 0;
-    }
-    int deleted = 0;
-    for (Map.Entry<String, Long> file : manifest.get().replaced().entrySet()) {
-      Path old = new Path(from, file.getKey());
-      FileStatus status = statusOrNull(old);
-      if (status != null && status.isFile() && status.getLen() == file.getValue()) {
-        fs.delete(old, false);
-        deleted++;
-        hook.reached(MergeHook.FILE_DELETED, name(partition));
-      }
-    }
-    moveStragglers(name(partition), from, manifest.get().replaced().keySet(), current);
-    if (isMergeDir(from) && visibleFiles(from).isEmpty()) {
-      fs.delete(from, true);
-    }
-    if (deleted > 0) {
-      LOG.info("Deleted {} file(s) at {} that a merge of partition {} of {} replaced", deleted, from,
-          name(partition), table);
-    }
-    return deleted;
-  }
-
-  /**
-   * Deletes directories of merges that were dropped or crashed before their switch (or whose switch a racing
-   * commit undid), once older than the minimum age: never the partition's location or the one it replaced, and
-   * never one holding a visible file that its own manifest does not name.
-   */
-  private int deleteLeftovers(Partition partition) throws IOException {
-    Path usual = HivePaths.partitionDir(new Path(read.getSd().getLocation()), name(partition));
-    Path current = new Path(partition.getSd().getLocation());
-    Path from = mergedFrom(partition);
-    int deleted = 0;
-    for (FileStatus child : listOrEmpty(new Path(usual, MERGE_DIR))) {
-      Path dir = child.getPath();
-      if (!child.isDirectory() || HivePaths.sameLocation(dir, current)
-          || (from != null && HivePaths.sameLocation(dir, from))
-          || now - child.getModificationTime() < options.minAge().toMillis()) {
-        continue;
-      }
-      java.util.Optional<MergeManifest> manifest = MergeManifest.read(fs, dir);
-      boolean own = true;
-      for (FileStatus file : visibleFiles(dir)) {
-        own &= manifest.isPresent() && manifest.get().written().containsKey(file.getPath().getName());
-      }
-      if (own) {
-        fs.delete(dir, true);
-        deleted++;
-        LOG.info("Deleted {}, the directory of a merge of partition {} of {} that was not switched to", dir,
-            name(partition), table);
-      } else {
-        LOG.warn("Directory {} of a merge of partition {} of {} holds files it did not write; kept", dir,
-            name(partition), table);
-      }
-    }
-    return deleted;
-  }
-
-  static boolean isMergeDir(Path dir) {
-    Path parent = dir.getParent();
-    return parent != null && MERGE_DIR.equals(parent.getName());
-  }
-
   private long rowCount(FileStatus file) throws IOException {
     try (ParquetFileReader reader = ParquetFileReader.open(
         org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(file, conf))) {
@@ -553,36 +423,10 @@ final class MergeRound implements AutoCloseable {
     }
   }
 
-  private List<FileStatus> visibleFiles(Path dir) throws IOException {
-    List<FileStatus> files = new ArrayList<>();
-    for (FileStatus child : listOrEmpty(dir)) {
-      if (child.isFile() && !HivePaths.isHidden(child.getPath().getName())) {
-        files.add(child);
-      }
-    }
-    return files;
-  }
-
   private static Map<String, Long> sizes(List<FileStatus> files) {
     Map<String, Long> sizes = new LinkedHashMap<>();
     files.forEach(f -> sizes.put(f.getPath().getName(), f.getLen()));
     return sizes;
-  }
-
-  private FileStatus[] listOrEmpty(Path dir) throws IOException {
-    try {
-      return fs.listStatus(dir);
-    } catch (FileNotFoundException e) {
-      return new FileStatus[0];
-    }
-  }
-
-  private FileStatus statusOrNull(Path path) throws IOException {
-    try {
-      return fs.getFileStatus(path);
-    } catch (FileNotFoundException e) {
-      return null;
-    }
   }
 
   private void deleteQuietly(Path dir) {

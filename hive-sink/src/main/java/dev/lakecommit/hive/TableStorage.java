@@ -144,6 +144,11 @@ final class TableStorage implements AutoCloseable {
         if (fs.rename(move.movedTo(), move.target())) {
           return true;
         }
+        target = statusOrNull(move.target()); // a merge's clean-up moved it there meanwhile
+        if (target != null) {
+          checkSame(move, target);
+          return false;
+        }
       }
       throw new FatalCommitException.StagedFileLost(String.format(
           "Staged file %s is lost: it is neither staged nor at %s", move.source(), move.target()));
