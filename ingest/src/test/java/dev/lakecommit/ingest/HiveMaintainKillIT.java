@@ -40,7 +40,7 @@ class HiveMaintainKillIT {
 
       List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"),
           List.of(concat(List.of("maintain", "--table", TABLE, "--compact", "--keep-checkpoints", "0", "--min-age",
-              "0s", "--target-file-size", "200000"), hive)));
+              "0s", "--target-file-size", "200k"), hive)));
       int killed = 0;
       for (int run = 1; killed < kills; run++) {
         assertThat(run).as("seed %s: runs", seed).isLessThan(kills * 3 + 5);
@@ -57,7 +57,7 @@ class HiveMaintainKillIT {
       }
       for (int last = 0; last < 2; last++) {
         CliRun maintain = CliRun.of(concat(List.of("maintain", "--table", TABLE, "--compact", "--keep-checkpoints",
-            "0", "--min-age", "0s", "--target-file-size", "200000"), hive));
+            "0", "--min-age", "0s", "--target-file-size", "200k"), hive));
         assertThat(maintain.exitCode()).as(maintain.toString()).isZero();
       }
       assertExact(hive, input, rows, seed);

@@ -40,9 +40,9 @@ public final class MaintainCommand implements Callable<Integer> {
       + "write.target-file-size-bytes (Hive: merge them, see --target-file-size).")
   boolean compact;
 
-  @Option(names = "--target-file-size", paramLabel = "BYTES", description = "Hive: the size merged files aim at "
-      + "(default: the table parameter " + HiveMaintenance.TARGET_FILE_SIZE_KEY + ", else 128 MiB); files below "
-      + "3/4 of it are merged.")
+  @Option(names = "--target-file-size", paramLabel = "SIZE", converter = WriteOptions.SizeConverter.class,
+      description = "Hive: the size merged files aim at, e.g. 64m (default: the table parameter "
+          + HiveMaintenance.TARGET_FILE_SIZE_KEY + ", else 128m); files below 3/4 of it are merged.")
   Long targetFileSize;
 
   @Option(names = "--min-age", paramLabel = "DURATION", converter = DurationConverter.class,
