@@ -108,7 +108,8 @@ final class MergeCleanup {
   /**
    * Deletes directories of merges that were dropped or crashed before their switch (or whose switch a racing
    * commit undid), once older than the minimum age: never the partition's location or the one it replaced, and
-   * never one holding a visible file that its own manifest does not name.
+   * never one with a manifest (so possibly switched to once) holding a visible file that the manifest does not
+   * name.
    */
   int deleteLeftovers(Partition partition, String name) throws IOException {
     Path usual = HivePaths.partitionDir(tableLocation, name);
@@ -122,10 +123,12 @@ final class MergeCleanup {
           || now - child.getModificationTime() < minAgeMillis) {
         continue;
       }
+      // Without a manifest the merge stopped before its switch (the manifest is complete before it): never a
+      // partition's location, so nothing but the merge's own files can be in it.
       java.util.Optional<MergeManifest> manifest = MergeManifest.read(fs, dir);
       boolean own = true;
       for (FileStatus file : visibleFiles(dir)) {
-        own &= manifest.isPresent() && manifest.get().written().containsKey(file.getPath().getName());
+        own &= manifest.isEmpty() || manifest.get().written().containsKey(file.getPath().getName());
       }
       if (own) {
         fs.delete(dir, true);

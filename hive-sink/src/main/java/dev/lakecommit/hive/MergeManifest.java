@@ -37,14 +37,23 @@ record MergeManifest(Path from, Map<String, Long> replaced, Map<String, Long> wr
     written = Map.copyOf(written);
   }
 
-  /** Writes the manifest into {@code dir}, replacing one an earlier attempt left. */
+  /**
+   * Writes the manifest into {@code dir}, whole or not at all (a temporary name, then renamed), replacing one an
+   * earlier pass left.
+   */
   void write(FileSystem fs, Path dir) throws IOException {
     StringBuilder text = new StringBuilder(HEADER).append(VERSION).append('\n');
     text.append("from ").append(from).append('\n');
     replaced.forEach((name, size) -> text.append("replaced ").append(size).append(' ').append(name).append('\n'));
     written.forEach((name, size) -> text.append("written ").append(size).append(' ').append(name).append('\n'));
-    try (OutputStream out = fs.create(new Path(dir, NAME), true)) {
+    Path target = new Path(dir, NAME);
+    Path temp = new Path(dir, NAME + ".tmp");
+    try (OutputStream out = fs.create(temp, true)) {
       out.write(text.toString().getBytes(StandardCharsets.UTF_8));
+    }
+    fs.delete(target, false);
+    if (!fs.rename(temp, target)) {
+      throw new IOException("Cannot write the merge manifest " + target);
     }
   }
 
@@ -62,7 +71,12 @@ record MergeManifest(Path from, Map<String, Long> replaced, Map<String, Long> wr
     if (lines.isEmpty() || !lines.get(0).startsWith(HEADER)) {
       throw new IOException("Not a merge manifest: " + path);
     }
-    int version = Integer.parseInt(lines.get(0).substring(HEADER.length()).trim());
+    int version;
+    try {
+      version = Integer.parseInt(lines.get(0).substring(HEADER.length()).trim());
+    } catch (NumberFormatException e) {
+      throw new IOException("Corrupt merge manifest " + path + ": line '" + lines.get(0) + "'", e);
+    }
     if (version != VERSION) {
       throw new IOException("Unknown version " + version + " of merge manifest " + path);
     }
@@ -77,8 +91,12 @@ record MergeManifest(Path from, Map<String, Long> replaced, Map<String, Long> wr
         case "from" -> from = new Path(rest);
         case "replaced", "written" -> {
           int split = rest.indexOf(' ');
-          (kind.equals("replaced") ? replaced : written).put(rest.substring(split + 1),
-              Long.parseLong(rest.substring(0, split)));
+          try {
+            (kind.equals("replaced") ? replaced : written).put(rest.substring(split + 1),
+                Long.parseLong(rest.substring(0, Math.max(split, 0))));
+          } catch (NumberFormatException e) {
+            throw new IOException("Corrupt merge manifest " + path + ": line '" + line + "'", e);
+          }
         }
         default -> throw new IOException("Corrupt merge manifest " + path + ": line '" + line + "'");
       }
