@@ -272,9 +272,13 @@ final class CommitAttempt {
   private int move(Map<String, Target> targets) throws IOException, InterruptedException {
     List<TableStorage.Move> moves = new ArrayList<>(committable.fileCount());
     for (Target target : targets.values()) {
+      // An earlier attempt may have moved files to where the partition was before a merge switched it.
+      String merged = target.existing == null || target.existing.getParameters() == null ? null
+          : target.existing.getParameters().get(HiveMaintenance.MERGED_FROM_KEY);
+      Path before = merged == null || HivePaths.sameLocation(new Path(merged), target.dir) ? null : new Path(merged);
       for (StagedFile file : target.files) {
         moves.add(new TableStorage.Move(new Path(file.path()), new Path(target.dir, file.fileName()),
-            file.fileSizeInBytes()));
+            file.fileSizeInBytes(), before == null ? null : new Path(before, file.fileName())));
       }
     }
     int moved = context.storage().moveAll(moves, () -> context.hook().reached(CommitHook.FILE_MOVED, id));
@@ -311,7 +315,7 @@ final class CommitAttempt {
   }
 
   private void updateExistingPartitions(PartitionCommits partitions, Map<String, Target> targets)
-      throws TException, FatalCommitException {
+      throws TException, FatalCommitException, TableParameters.ConflictException {
     // Read them again right before replacing them: alter_partitions replaces the whole partition.
     List<String> names = new ArrayList<>();
     targets.values().stream().filter(t -> t.existing != null).forEach(t -> names.add(t.name));
@@ -346,6 +350,11 @@ final class CommitAttempt {
         TableParameters.setExactStats(params, target.stats);
       } else if (done) {
         continue;
+      } else if (!HivePaths.sameLocation(new Path(partition.getSd().getLocation()), target.dir)) {
+        // A merge switched the partition after this attempt read it: the next attempt moves the files on.
+        throw new TableParameters.ConflictException(String.format("Partition %s of %s was switched to %s by a merge"
+            + " while %s moved its files to %s", target.name, context.table(), partition.getSd().getLocation(), id,
+            target.dir), null);
       } else {
         TableParameters.addStats(params, target.stats);
       }

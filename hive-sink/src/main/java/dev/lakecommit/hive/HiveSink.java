@@ -209,6 +209,14 @@ public final class HiveSink<IN>
     return new HiveTarget(context, intents(context.storage()), fileIO(), layout);
   }
 
+  /**
+   * Maintenance of the table (merging small files), with the sink's metastore and storage settings; each call
+   * opens and closes its own metastore client.
+   */
+  public HiveMaintenance maintenance() {
+    return new HiveMaintenance(config, table);
+  }
+
   /** A new metastore client and table storage, and the settings every commit attempt shares. */
   private CommitContext openContext() throws IOException {
     HiveConf conf = config.hiveConf();

@@ -32,8 +32,17 @@ final class TableStorage implements AutoCloseable {
   private static final Set<String> OBJECT_STORES = Set.of("s3a", "s3", "s3n", "gs", "oss", "cosn", "obs");
   private static final AtomicInteger POOLS = new AtomicInteger();
 
-  /** One staged file and where it goes. */
-  record Move(Path source, Path target, long size) {}
+  /**
+   * One staged file and where it goes.
+   *
+   * @param movedTo where an earlier attempt may have moved the file instead, or null: the partition's location
+   *     before a merge switched it (the attempt then noticed the switch and stopped)
+   */
+  record Move(Path source, Path target, long size, Path movedTo) {
+    Move(Path source, Path target, long size) {
+      this(source, target, size, null);
+    }
+  }
 
   private final FileSystem fs;
   private final boolean idempotent;
@@ -129,6 +138,18 @@ final class TableStorage implements AutoCloseable {
       return false;
     }
     if (!fs.exists(move.source())) {
+      FileStatus moved = move.movedTo() == null ? null : statusOrNull(move.movedTo());
+      if (moved != null) {
+        checkSame(move, moved);
+        if (fs.rename(move.movedTo(), move.target())) {
+          return true;
+        }
+        target = statusOrNull(move.target()); // a merge's clean-up moved it there meanwhile
+        if (target != null) {
+          checkSame(move, target);
+          return false;
+        }
+      }
       throw new FatalCommitException.StagedFileLost(String.format(
           "Staged file %s is lost: it is neither staged nor at %s", move.source(), move.target()));
     }

@@ -13,6 +13,9 @@
  *     &lt;job&gt;-&lt;ckpt&gt;-&lt;writer&gt;-&lt;attempt&gt;-&lt;seq&gt;.parquet     committed files keep their unique staged names
  *     _SUCCESS                                        when success files are configured
  *     .lakecommit-overwrite/&lt;job-id&gt;-&lt;ckpt&gt;/         insert-overwrite: the partition's new location
+ *     .lakecommit-merge/&lt;round&gt;/                      a merge of the partition's small files ({@link
+ *                                                   dev.lakecommit.hive.HiveMaintenance}): its new location,
+ *                                                   with lakecommit-merged-*.parquet and a manifest .lakecommit-merged
  * </pre>
  *
  * <p>The data files are Parquet as Hive writes it ({@code HiveFileFormat}): no partition columns inside (they are in
@@ -22,7 +25,8 @@
  * {@code parquet.compression} names one.
  *
  * <p>What the metastore holds: partitions with {@code numFiles}, {@code numRows}, {@code totalSize} and the
- * checkpoint of each job that last wrote them ({@code lakecommit.committed.<job-id>}); on the table, the per-job
+ * checkpoint of each job that last wrote them ({@code lakecommit.committed.<job-id>}), and after a merge the location
+ * it replaced ({@code lakecommit.merged-from}); on the table, the per-job
  * watermark {@code lakecommit.committed.<job-id>} (written last, in every commit) and {@code lakecommit.version},
  * the counter every table change of the sink compares and swaps; the run epoch of each job
  * ({@code lakecommit.epoch.<job-id>} = {@code <epoch> <run>}, claimed by every run through that same swap, and checked

@@ -114,6 +114,56 @@ class HiveReadersIT {
     String table = HiveFixture.newTable("readable");
     List<Record> rows = write(table, Map.of(), 40);
 
+    assertHiveReadsExactly(table, rows);
+
+    for (FileStatus file : dataFiles(table)) {
+      ParquetMetadata footer = footer(file);
+      MessageType schema = footer.getFileMetaData().getSchema();
+      assertThat(schema.getFields()).extracting(org.apache.parquet.schema.Type::getName)
+          .as("columns of %s", file.getPath())
+          .containsExactly("id", "name", "ts", "tstz", "day", "amount", "ratio", "flag", "tags", "attrs", "point");
+      assertThat(schema.getType("ts").asPrimitiveType().getPrimitiveTypeName()).isEqualTo(PrimitiveTypeName.INT96);
+      assertThat(footer.getFileMetaData().getKeyValueMetaData()).containsEntry("writer.time.zone", "UTC");
+    }
+  }
+
+  /**
+   * A partition's small files merged by {@link HiveMaintenance}: Hive's reader reads every value as before, from
+   * files that are still Hive's Parquet (INT96 timestamps in the table's zone, no partition columns).
+   */
+  @Test
+  void mergedFilesReadExactlyAsHiveWroteThem() throws Exception {
+    String table = HiveFixture.newTable("merged");
+    HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table).createTable(SCHEMA, PARTITIONS).build());
+    List<Record> rows = new ArrayList<>();
+    try (HiveAggregatedCommitter committer = HiveSinkSuite.committer(sink)) {
+      for (int checkpoint = 1; checkpoint <= 4; checkpoint++) {
+        List<Record> batch = new ArrayList<>();
+        for (int i = (checkpoint - 1) * 10; i < checkpoint * 10; i++) {
+          batch.add(row(i));
+        }
+        rows.addAll(batch);
+        assertThat(committer.commit(HiveTestData.stage(sink, committer, "readers", checkpoint, batch)))
+            .isInstanceOf(CommitOutcome.Committed.class);
+      }
+    }
+    int before = dataFiles(table).size();
+
+    HiveMaintenance.Result result = sink.maintenance().merge(HiveMaintenance.Options.defaults().keepCheckpoints(0));
+
+    assertThat(result.merged()).as("%s", result).isEqualTo(4);
+    assertThat(dataFiles(table)).hasSize(4).hasSizeLessThan(before);
+    assertHiveReadsExactly(table, rows);
+    for (FileStatus file : dataFiles(table)) {
+      ParquetMetadata footer = footer(file);
+      MessageType schema = footer.getFileMetaData().getSchema();
+      assertThat(schema.getType("ts").asPrimitiveType().getPrimitiveTypeName()).isEqualTo(PrimitiveTypeName.INT96);
+      assertThat(schema.containsField("region")).isFalse();
+      assertThat(footer.getFileMetaData().getKeyValueMetaData()).containsEntry("writer.time.zone", "UTC");
+    }
+  }
+
+  private void assertHiveReadsExactly(String table, List<Record> rows) throws Exception {
     List<List<Object>> read = withDefaultZone("UTC", () -> readAsHive(table));
     assertThat(read).hasSize(rows.size());
     Map<Long, List<Object>> byId = new HashMap<>();
@@ -141,15 +191,6 @@ class HiveReadersIT {
       assertThat(hive.get(12)).isEqualTo(String.valueOf(row.getField("bucket")));
     }
 
-    for (FileStatus file : dataFiles(table)) {
-      ParquetMetadata footer = footer(file);
-      MessageType schema = footer.getFileMetaData().getSchema();
-      assertThat(schema.getFields()).extracting(org.apache.parquet.schema.Type::getName)
-          .as("columns of %s", file.getPath())
-          .containsExactly("id", "name", "ts", "tstz", "day", "amount", "ratio", "flag", "tags", "attrs", "point");
-      assertThat(schema.getType("ts").asPrimitiveType().getPrimitiveTypeName()).isEqualTo(PrimitiveTypeName.INT96);
-      assertThat(footer.getFileMetaData().getKeyValueMetaData()).containsEntry("writer.time.zone", "UTC");
-    }
   }
 
   /**

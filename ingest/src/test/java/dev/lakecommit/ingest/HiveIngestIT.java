@@ -64,6 +64,79 @@ class HiveIngestIT {
     return dir.resolve("checkpoints").resolve(job).toString();
   }
 
+  /**
+   * {@code maintain --target hive --compact}: the dry run prints the plan and changes nothing; the run merges each
+   * partition's small files, verify finds every row once, and the next run deletes the replaced files. An ingest
+   * with {@code --maintain-every} merges while it commits, and its table verifies exact.
+   */
+  @Test
+  void maintainMergesTheSmallFilesOfAHiveTable() throws Exception {
+    List<String> small = hive("ingest", "--input", SAMPLE, "--table", "shop.small", "--partition-by", "region",
+        "--job-id", "small", "--checkpoint-every-records", "200", "--checkpoint-dir", checkpoints("small"),
+        "-C", "warehouse=" + dir.resolve("wh").toUri());
+    CliRun ingest = run(small);
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    List<Path> before = dataFiles("shop.small");
+
+    CliRun plan = run(hive("maintain", "--table", "shop.small", "--compact", "--keep-checkpoints", "2",
+        "--dry-run"));
+    assertThat(plan.exitCode()).as(plan.toString()).isZero();
+    assertThat(plan.out()).contains("Plan for Hive table shop.small")
+        .containsPattern("merge: [1-9][0-9]* partition\\(s\\) with small files to merge")
+        .containsPattern("partition region=[^:]+: [0-9]+ files, [0-9]+ bytes -> 1 file\\(s\\); [0-9]+ other file\\(s\\) "
+            + "copied");
+    assertThat(dataFiles("shop.small")).isEqualTo(before);
+
+    CliRun merge = run(hive("maintain", "--table", "shop.small", "--compact", "--keep-checkpoints", "2"));
+    assertThat(merge.exitCode()).as(merge.toString()).isZero();
+    assertThat(merge.out()).containsPattern("merged [1-9][0-9]* partition\\(s\\)");
+    assertThat(dataFiles("shop.small")).hasSizeLessThan(before.size());
+    CliRun verify = run(hive("verify", "--table", "shop.small", "--source", SAMPLE, "--key", "order_id"));
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+
+    CliRun next = run(hive("maintain", "--table", "shop.small", "--compact", "--keep-checkpoints", "2"));
+    assertThat(next.exitCode()).as(next.toString()).isZero();
+    assertThat(next.out()).containsPattern("deleted [1-9][0-9]* file\\(s\\) earlier merges replaced");
+    assertThat(run(hive("verify", "--table", "shop.small", "--source", SAMPLE, "--key", "order_id")).exitCode())
+        .isZero();
+
+    List<String> maintained = hive("ingest", "--input", SAMPLE, "--table", "shop.maintained", "--partition-by",
+        "region", "--job-id", "maintained", "--checkpoint-every-records", "100", "--checkpoint-dir",
+        checkpoints("maintained"), "-C", "warehouse=" + dir.resolve("wh").toUri(), "--maintain-every", "4");
+    CliRun job = run(maintained);
+    assertThat(job.exitCode()).as(job.toString()).isZero();
+    assertThat(job.out()).contains("Committed 2,000 rows in 20 checkpoint(s)");
+    assertThat(run(hive("verify", "--table", "shop.maintained", "--source", SAMPLE, "--key", "order_id"))
+        .exitCode()).isZero();
+    HiveMetaStoreClient client = hms.newClient();
+    try {
+      List<Partition> partitions = client.listPartitions("shop", "maintained", (short) -1);
+      assertThat(partitions).as("partitions a round merged")
+          .anyMatch(p -> p.getSd().getLocation().contains("/.lakecommit-merge/"));
+    } finally {
+      client.close();
+    }
+  }
+
+  /** The visible data files of a table's partitions, where the metastore says they are. */
+  private List<Path> dataFiles(String table) throws Exception {
+    String[] name = table.split("\\.");
+    List<Path> files = new ArrayList<>();
+    HiveMetaStoreClient client = hms.newClient();
+    try {
+      for (Partition partition : client.listPartitions(name[0], name[1], (short) -1)) {
+        try (Stream<Path> list = Files.list(Path.of(java.net.URI.create(partition.getSd().getLocation())))) {
+          list.filter(Files::isRegularFile).filter(f -> !f.getFileName().toString().startsWith("."))
+              .filter(f -> !f.getFileName().toString().startsWith("_")).forEach(files::add);
+        }
+      }
+    } finally {
+      client.close();
+    }
+    files.sort(null);
+    return files;
+  }
+
   @Test
   void ingestsTheSampleIntoAPartitionedHiveTableExactlyOnce() throws Exception {
     CliRun first = run(ingest("shop.orders", "orders"));

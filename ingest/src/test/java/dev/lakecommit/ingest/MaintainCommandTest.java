@@ -110,17 +110,21 @@ class MaintainCommandTest {
     assertThat(verify.exitCode()).as(verify.toString()).isZero();
 
     CliRun hive = CliRun.of(withTable("ingest", "--input", CliTest.SAMPLE.toString(), "--target", "hive",
-        "--metastore-uri", "thrift://localhost:1", "--maintain-every", "5"));
+        "--metastore-uri", "thrift://localhost:1", "--maintain-every", "5", "--maintain-retain-last", "3"));
     assertThat(hive.exitCode()).as(hive.toString()).isEqualTo(2);
-    assertThat(hive.err()).contains("Iceberg tables only");
+    assertThat(hive.err()).contains("a Hive table has none");
   }
 
   @Test
   void hiveTablesAndNothingToDoAreUsageErrors() {
-    CliRun hive = CliRun.of(withTable("maintain", "--target", "hive", "--metastore-uri", "thrift://localhost:1",
-        "--compact"));
+    CliRun hive = CliRun.of("maintain", "--table", "demo.orders", "--target", "hive", "--metastore-uri",
+        "thrift://localhost:1", "--compact", "--remove-orphans");
     assertThat(hive.exitCode()).as(hive.toString()).isEqualTo(2);
-    assertThat(hive.err()).contains("Iceberg tables only");
+    assertThat(hive.err()).contains("A Hive table has no snapshots");
+
+    CliRun icebergSize = CliRun.of(withTable("maintain", "--compact", "--target-file-size", "1000"));
+    assertThat(icebergSize.exitCode()).as(icebergSize.toString()).isEqualTo(2);
+    assertThat(icebergSize.err()).contains("--target-file-size and --min-age are for --target hive");
 
     CliRun nothing = CliRun.of(withTable("maintain"));
     assertThat(nothing.exitCode()).as(nothing.toString()).isEqualTo(2);

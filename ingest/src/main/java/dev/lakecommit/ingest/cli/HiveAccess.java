@@ -155,6 +155,11 @@ final class HiveAccess implements TableAccess {
     }
   }
 
+  /** Maintenance of the existing table (merging small files), through the sink's metastore and storage settings. */
+  dev.lakecommit.hive.HiveMaintenance maintenance() {
+    return HiveSink.forRecords(hiveConfig().build()).maintenance();
+  }
+
   private HiveTableView view() {
     return HiveTableView.open(options.metastoreUri(), options.hadoopProperties(), options.table());
   }

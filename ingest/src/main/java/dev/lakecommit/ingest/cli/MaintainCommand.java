@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.cli;
 
+import dev.lakecommit.hive.HiveMaintenance;
 import dev.lakecommit.iceberg.Compaction;
 import dev.lakecommit.iceberg.IcebergMaintenance;
 import dev.lakecommit.iceberg.IcebergSink;
@@ -20,22 +21,34 @@ import picocli.CommandLine.Spec;
  * {@code lakecommit maintain}: one round of table maintenance, each operation its own commit, safe while jobs
  * write the table and safe to run again after a crash (every step is planned from the table anew). Order:
  * compaction, manifest rewrite, snapshot expiry (which deletes the files compaction replaced once no snapshot
- * needs them), orphan removal.
+ * needs them), orphan removal. A Hive table: {@code --compact} merges each partition's small files
+ * ({@link HiveMaintenance}), after deleting what the previous round's merges replaced.
  */
 @Command(name = "maintain", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Maintains an Iceberg table that jobs commit to every checkpoint: compacts small data files, "
         + "rewrites small manifests, expires old snapshots (keeping what every job's restart needs) and removes "
         + "orphan files (never the staged files of a checkpoint a live run may still commit). Each step is one "
         + "commit, safe while jobs run; run it again after a crash. --dry-run prints the plan and changes nothing.",
-        "Iceberg tables only for now (--target hive is refused)."})
+        "Hive tables (--target hive): --compact merges each partition's small files into new files and switches the "
+            + "partition to them; the replaced files are deleted by the next run."})
 public final class MaintainCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Mixin TableOptions table;
 
   @Option(names = "--compact", description = "Bin-pack small data files per partition to the table's "
-      + "write.target-file-size-bytes.")
+      + "write.target-file-size-bytes (Hive: merge them, see --target-file-size).")
   boolean compact;
+
+  @Option(names = "--target-file-size", paramLabel = "SIZE", converter = WriteOptions.SizeConverter.class,
+      description = "Hive: the size merged files aim at, e.g. 64m (default: the table parameter "
+          + HiveMaintenance.TARGET_FILE_SIZE_KEY + ", else 128m); files below 3/4 of it are merged.")
+  Long targetFileSize;
+
+  @Option(names = "--min-age", paramLabel = "DURATION", converter = DurationConverter.class,
+      description = "Hive: files no job of the table wrote, and directories of crashed merges, are touched only "
+          + "once older than this (default: 1h).")
+  Duration minAge;
 
   @Option(names = "--keep-checkpoints", paramLabel = "N", description = "Do not compact files of the newest N "
       + "checkpoint commits (default: ${DEFAULT-VALUE}).")
@@ -72,6 +85,11 @@ public final class MaintainCommand implements Callable<Integer> {
     boolean expire = expireOlderThan != null || retainLast != null;
     checkOptions(expire);
     PrintWriter out = spec.commandLine().getOut();
+    if (table.target() == TableKind.HIVE) {
+      merge(new HiveAccess(table).maintenance(), out);
+      out.flush();
+      return 0;
+    }
     int exit = 0;
     try (IcebergSink<Record> sink = IcebergSink.forRecords(table.sinkConfig().build())) {
       IcebergMaintenance maintenance = sink.maintenance();
@@ -95,9 +113,25 @@ public final class MaintainCommand implements Callable<Integer> {
 
   private void checkOptions(boolean expire) {
     table.checkTableName();
-    if (table.target() != TableKind.ICEBERG) {
-      throw new IllegalArgumentException("maintain works on Iceberg tables only for now; maintenance of Hive "
-          + "tables (merging a partition's small files) is not implemented yet");
+    if (table.target() == TableKind.HIVE) {
+      table.metastoreUri();
+      if (expire || removeOrphans || rewriteManifests || orphanAge != null) {
+        throw new IllegalArgumentException("A Hive table has no snapshots, manifests or orphan listing: give "
+            + "--compact (merging each partition's small files), with --keep-checkpoints, --target-file-size, "
+            + "--min-age and --dry-run");
+      }
+      if (!compact) {
+        throw new IllegalArgumentException("Nothing to do: give --compact");
+      }
+    } else if (targetFileSize != null || minAge != null) {
+      throw new IllegalArgumentException("--target-file-size and --min-age are for --target hive; an Iceberg "
+          + "table's compaction aims at its write.target-file-size-bytes");
+    }
+    if (targetFileSize != null && targetFileSize <= 0) {
+      throw new IllegalArgumentException("Invalid --target-file-size: " + targetFileSize + " (must be > 0)");
+    }
+    if (minAge != null && minAge.isNegative()) {
+      throw new IllegalArgumentException("Invalid --min-age: " + minAge + " (must be >= 0)");
     }
     if (!compact && !expire && !removeOrphans && !rewriteManifests) {
       throw new IllegalArgumentException("Nothing to do: give --compact, --rewrite-manifests, --expire-older-than "
@@ -119,6 +153,34 @@ public final class MaintainCommand implements Callable<Integer> {
     if (minSmallManifests < 2) {
       throw new IllegalArgumentException("Invalid --min-small-manifests: " + minSmallManifests + " (must be >= 2)");
     }
+  }
+
+  /** {@code --compact} of a Hive table: one merge round (or its plan). */
+  private void merge(HiveMaintenance maintenance, PrintWriter out) throws java.io.IOException {
+    HiveMaintenance.Options options = HiveMaintenance.Options.defaults().keepCheckpoints(keepCheckpoints)
+        .targetFileSize(targetFileSize == null ? 0 : targetFileSize)
+        .minAge(minAge == null ? HiveMaintenance.DEFAULT_MIN_AGE : minAge);
+    out.printf("%s Hive table %s%n", dryRun ? "Plan for" : "Maintaining", table.table());
+    out.flush();
+    HiveMaintenance.Plan plan = maintenance.plan(options);
+    out.printf("merge: %d partition(s) with small files to merge (target %d bytes; newest %d checkpoint(s) left "
+        + "alone); %d file(s) replaced by earlier merges to delete first%n", plan.partitions().size(),
+        plan.targetFileSize(), keepCheckpoints, plan.pendingDeletes());
+    for (HiveMaintenance.PartitionPlan partition : plan.partitions()) {
+      out.printf("  partition %s: %d files, %d bytes -> %d file(s); %d other file(s) copied%n",
+          partition.partition(), partition.filesMerged(), partition.bytesMerged(), partition.bins(),
+          partition.filesCopied());
+    }
+    plan.busy().forEach(p -> out.printf("  partition %s skipped: a commit into it is in flight%n", p));
+    if (dryRun) {
+      return;
+    }
+    HiveMaintenance.Result result = maintenance.merge(options);
+    out.printf("  merged %d partition(s): %d files into %d; deleted %d file(s) earlier merges replaced and %d "
+        + "leftover director(ies)%n", result.merged(), result.filesMerged(), result.filesWritten(),
+        result.filesDeleted(), result.leftoversDeleted());
+    result.dropped().forEach((partition, reason) -> out.printf("  partition %s dropped (run again): %s%n", partition,
+        reason));
   }
 
   private int compact(IcebergMaintenance maintenance, PrintWriter out) throws java.io.IOException {

@@ -2,8 +2,6 @@ package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.runtime.JobListener;
-import dev.lakecommit.iceberg.IcebergMaintenance;
-import java.time.Instant;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -14,8 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code ingest --maintain-every N}: after every N commits of the job, one maintenance round on a thread of its
- * own — compaction of the files older than the newest N checkpoints, manifest rewrite, and with
- * {@code --maintain-retain-last} snapshot expiry. The job's commits never wait for a round (a round's commits
+ * own (what a round does is the table's: see {@link MaintainOptions}). The job's commits never wait for a round (a round's commits
  * conflict with a checkpoint commit at most like any concurrent commit: one more attempt) and never fail because
  * of one; a round that fails is logged and the next round tries again. A round still running when the next is due
  * is not doubled. Forwards every event to the job's own listener.
@@ -23,9 +20,15 @@ import org.slf4j.LoggerFactory;
 final class PeriodicMaintenance implements JobListener, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PeriodicMaintenance.class);
 
-  private final IcebergMaintenance maintenance;
+  /** One round of maintenance; its failure is logged and the next round tries again. */
+  @FunctionalInterface
+  interface Round {
+    void run() throws Exception;
+  }
+
+  private final String maintenance;
+  private final Round round;
   private final int every;
-  private final Integer retainLast;
   private final JobListener delegate;
   private final ExecutorService executor = Executors.newSingleThreadExecutor(runnable -> {
     Thread thread = new Thread(runnable, "lakecommit-maintenance");
@@ -37,10 +40,14 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   private final AtomicInteger rounds = new AtomicInteger();
   private final AtomicInteger failedRounds = new AtomicInteger();
 
-  PeriodicMaintenance(IcebergMaintenance maintenance, int every, Integer retainLast, JobListener delegate) {
+  /**
+   * @param maintenance what the rounds maintain, for the log
+   * @param round one round
+   */
+  PeriodicMaintenance(String maintenance, Round round, int every, JobListener delegate) {
     this.maintenance = maintenance;
+    this.round = round;
     this.every = every;
-    this.retainLast = retainLast;
     this.delegate = delegate;
   }
 
@@ -54,11 +61,7 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
 
   private void round() {
     try {
-      maintenance.compact(every);
-      maintenance.rewriteManifests(IcebergMaintenance.DEFAULT_MIN_SMALL_MANIFESTS);
-      if (retainLast != null) {
-        maintenance.expireSnapshots(Instant.now(), retainLast);
-      }
+      round.run();
       rounds.incrementAndGet();
     } catch (Exception e) {
       failedRounds.incrementAndGet();
