@@ -128,6 +128,55 @@ class KafkaIngestIT {
     assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
   }
 
+  /** Avro values in binary and single-object encoding, read with the writer schema given as a file. */
+  @Test
+  void avroValuesAreReadWithTheSchemaFile() throws Exception {
+    broker.createTopic("avro-orders", 2);
+    org.apache.avro.Schema schema = new org.apache.avro.Schema.Parser().parse("{\"type\": \"record\", \"name\":"
+        + " \"Order\", \"fields\": [{\"name\": \"id\", \"type\": \"long\"}, {\"name\": \"item\", \"type\":"
+        + " [\"null\", \"string\"]}, {\"name\": \"state\", \"type\": {\"type\": \"enum\", \"name\": \"State\","
+        + " \"symbols\": [\"NEW\", \"PAID\"]}}]}");
+    Path avsc = Files.writeString(dir.resolve("order.avsc"), schema.toString(true));
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    org.apache.avro.message.BinaryMessageEncoder<org.apache.avro.generic.GenericRecord> singleObject =
+        new org.apache.avro.message.BinaryMessageEncoder<>(org.apache.avro.generic.GenericData.get(), schema);
+    try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(properties,
+        new org.apache.kafka.common.serialization.StringSerializer(),
+        new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+      for (long id = 0; id < 300; id++) {
+        org.apache.avro.generic.GenericRecord order = new org.apache.avro.generic.GenericData.Record(schema);
+        order.put("id", id);
+        order.put("item", id % 5 == 0 ? null : "item-" + id);
+        order.put("state", new org.apache.avro.generic.GenericData.EnumSymbol(schema.getField("state").schema(),
+            id % 2 == 0 ? "NEW" : "PAID"));
+        byte[] value;
+        if (id % 3 == 0) {
+          value = singleObject.encode(order).array();
+        } else {
+          java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+          org.apache.avro.io.BinaryEncoder encoder = org.apache.avro.io.EncoderFactory.get().binaryEncoder(bytes, null);
+          new org.apache.avro.generic.GenericDatumWriter<org.apache.avro.generic.GenericRecord>(schema)
+              .write(order, encoder);
+          encoder.flush();
+          value = bytes.toByteArray();
+        }
+        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("avro-orders", Long.toString(id), value));
+      }
+    }
+    String topic = "kafka://" + broker.bootstrapServers() + "/avro-orders";
+    CliRun run = CliRun.of("ingest", "--input", topic, "--format", "avro", "--avro-schema", avsc.toString(),
+        "--table", "load.orders", "--warehouse", dir.resolve("wh").toString(), "--until", "end",
+        "--kafka-metadata", "partition,offset");
+    assertThat(run.exitCode()).as("%s", run).isZero();
+    assertThat(run.out()).contains("Committed 300 rows");
+    CliRun verify = CliRun.of("verify", "--source", topic, "--format", "avro", "--avro-schema", avsc.toString(),
+        "--table", "load.orders", "--warehouse", dir.resolve("wh").toString(), "--key", "id", "--json");
+    assertThat(verify.exitCode()).as("%s", verify).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : 300").contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0");
+  }
+
   /**
    * The tool as a user runs it: unbounded in its own process. A partition added while it runs is read; SIGTERM
    * commits the current checkpoint and exits 0; a rerun continues exactly.

@@ -10,12 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.ReentrantLock;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -57,95 +51,18 @@ class KafkaKillIT {
   @Test
   void sigkillsAndBrokerRestartsWhileStreamingLoseAndDuplicateNothing() throws Exception {
     long seed = TestScale.seed();
-    Random random = new Random(seed);
     int messages = TestScale.pick(40_000, 1_000_000);
-    int kills = TestScale.pick(3, 9);
-    int brokerRestarts = TestScale.pick(1, 3);
-    System.out.printf("KafkaKillIT seed %d: %,d messages, %d SIGKILLs, %d broker restarts%n", seed, messages, kills,
-        brokerRestarts);
     broker = KafkaBroker.inProcess(dir.resolve("kafka"));
     broker.createTopic("stream", 4);
+    KafkaFaultLoop loop = new KafkaFaultLoop(dir, seed);
+    loop.fault("broker-restart", () -> {
+      broker.stop();
+      loop.outage(loop.process());
+      broker.start();
+    });
 
-    // The producer writes transactions of 200 while the test holds no fault; a broker restart waits for the
-    // transaction in flight (the producer's own exactly-once is not under test here).
-    ReentrantLock betweenTransactions = new ReentrantLock();
-    AtomicLong produced = new AtomicLong();
-    AtomicReference<Throwable> producerFailure = new AtomicReference<>();
-    // About 2,000 messages a second, so that the faults land while the stream flows.
-    Thread producer = new Thread(() -> {
-      try {
-        KafkaProducer<String, String> writer = null;
-        for (long id = 0; id < messages; id += 200) {
-          Thread.sleep(100); // pacing of the load, not synchronisation
-          betweenTransactions.lock();
-          try {
-            if (writer == null) {
-              writer = KafkaTopics.producer(broker, "stream-writer");
-            }
-            KafkaTopics.produce(writer, "stream", id, Math.min(messages, id + 200), 200, false);
-            produced.set(Math.min(messages, id + 200));
-          } finally {
-            betweenTransactions.unlock();
-          }
-        }
-        writer.close();
-      } catch (Throwable e) {
-        producerFailure.set(e);
-      }
-    }, "producer");
-    producer.start();
-
-    List<String> command = command("stream", "stream-job", "--checkpoint-every-records", "20000");
-    int run = 0;
-    Process process = null;
-    Path log = null;
-    List<String> faults = new ArrayList<>();
-    for (int i = 0; i < kills; i++) {
-      faults.add("sigkill");
-    }
-    for (int i = 0; i < brokerRestarts; i++) {
-      faults.add(1 + random.nextInt(faults.size()), "broker");
-    }
-    try {
-      for (String fault : faults) {
-        if (process == null || !process.isAlive()) {
-          log = dir.resolve("run-" + ++run + ".log");
-          process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        }
-        // past start-up, then a random moment (in a commit, between checkpoints, while catching up)
-        KillLoop.awaitOutput(process, log, "Ingesting ");
-        process.waitFor(500 + random.nextInt(3000), TimeUnit.MILLISECONDS);
-        if (fault.equals("sigkill")) {
-          process.destroyForcibly().waitFor();
-          System.out.printf("KafkaKillIT: SIGKILL of run %d at %,d messages produced%n", run, produced.get());
-        } else {
-          betweenTransactions.lock();
-          try {
-            broker.stop();
-            System.out.printf("KafkaKillIT: broker stopped at %,d messages produced%n", produced.get());
-            process.waitFor(1000 + random.nextInt(3000), TimeUnit.MILLISECONDS); // the outage lasts this long
-            broker.start();
-          } finally {
-            betweenTransactions.unlock();
-          }
-        }
-      }
-      producer.join(TimeUnit.MINUTES.toMillis(5));
-      assertThat(producerFailure.get()).as("the producer").isNull();
-      assertThat(produced.get()).isEqualTo(messages);
-      if (!process.isAlive()) {
-        log = dir.resolve("run-" + ++run + ".log");
-        process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      }
-      awaitCaughtUp(process, log);
-      process.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
-      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
-      assertThat(process.exitValue()).as("seed %s: %s", seed, Files.readString(log)).isZero();
-    } finally {
-      if (process != null) {
-        process.destroyForcibly();
-      }
-    }
+    loop.run(broker, "stream", messages, command("stream", "stream-job", "--checkpoint-every-records", "20000"),
+        TestScale.pick(2, 5), () -> caughtUp("stream"));
 
     JsonNode report = audit("stream");
     assertThat(report.get("sourceRows").asLong()).isEqualTo(messages);
@@ -155,19 +72,11 @@ class KafkaKillIT {
         .isLessThanOrEqualTo(0.001);
   }
 
-  /** Waits (bounded) until the table's committed offsets reach the topic's end, as {@code status} tells. */
-  private void awaitCaughtUp(Process process, Path log) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-    while (true) {
-      CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
-          "--json", "--input", "kafka://" + broker.bootstrapServers() + "/stream");
-      if (status.out().contains("\"total-lag\" : 0")) {
-        return;
-      }
-      assertThat(process.isAlive()).as(Files.readString(log)).isTrue();
-      assertThat(System.nanoTime()).as("caught up within 3 minutes: %s", status).isLessThan(deadline);
-      process.waitFor(500, TimeUnit.MILLISECONDS);
-    }
+  /** Whether the table's committed offsets reached the topic's end, as {@code status} tells. */
+  private boolean caughtUp(String topic) {
+    CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
+        "--json", "--input", "kafka://" + broker.bootstrapServers() + "/" + topic);
+    return status.out().contains("\"total-lag\" : 0");
   }
 
   /**

@@ -43,10 +43,9 @@ final class KafkaIngest {
     KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
     S3Staging.sweepDeadProcesses();
     Schema valueSchema = command.schema != null ? SchemaParser.parse(command.schema)
+        : kafka.avroSchema() != null ? dev.lakecommit.ingest.source.KafkaSource.avroTableSchema(kafka.avroSchema())
         : KafkaSource.inferSchema(kafka.input(), kafka.consumerProperties(), SAMPLE);
-    KafkaSource source = new KafkaSource(new KafkaSource.Settings(kafka.input(), kafka.format(), valueSchema,
-        kafka.metadata(), kafka.consumerProperties(), kafka.startingOffsets(), kafka.onLostOffsets(),
-        kafka.bounded(), kafka.discoveryInterval()));
+    KafkaSource source = new KafkaSource(kafka.withValueSchema(valueSchema));
     JobId jobId = command.job.jobId(command.input, command.table.table());
     if (command.badRecords != null) {
       source.badRecords(new DeadLetterFiles(command.badRecords, jobId.value(),

@@ -44,6 +44,11 @@ public final class KafkaOptions {
           + "for (default: 30s).")
   Duration discoveryInterval;
 
+  @Option(names = "--avro-schema", paramLabel = "FILE",
+      description = "Kafka with --format avro: the values' Avro writer schema (.avsc); binary encoding or Avro's "
+          + "single-object encoding. The table's columns follow it unless --schema is given.")
+  java.nio.file.Path avroSchema;
+
   @Option(names = "--metrics-port", paramLabel = "PORT",
       description = "Serve the job's metrics in Prometheus text format at http://HOST:PORT/metrics (committed "
           + "records and checkpoints, commit latency p50/p99 and histogram, pending checkpoints, commit retries, bad "
@@ -71,6 +76,23 @@ public final class KafkaOptions {
     return new KafkaSource.Settings(kafka, format == null ? KafkaSource.ValueFormat.JSON
         : KafkaSource.ValueFormat.of(format), valueSchema, columns, Map.copyOf(properties),
         KafkaSource.StartingOffsets.parse(startingOffsets), KafkaSource.OnLostOffsets.of(onLostOffsets),
-        until != null, discoveryInterval);
+        until != null, discoveryInterval, avroSchema(avroSchema));
+  }
+
+  /**
+   * The Avro writer schema in a file, or null.
+   *
+   * @throws IllegalArgumentException naming the option and file if it cannot be read or parsed
+   */
+  static org.apache.avro.Schema avroSchema(java.nio.file.Path file) {
+    if (file == null) {
+      return null;
+    }
+    try {
+      return new org.apache.avro.Schema.Parser().parse(file.toFile());
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new IllegalArgumentException("Invalid option --avro-schema: cannot read an Avro schema from " + file
+          + ": " + e.getMessage(), e);
+    }
   }
 }

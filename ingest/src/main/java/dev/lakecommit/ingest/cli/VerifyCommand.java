@@ -35,6 +35,10 @@ public final class VerifyCommand implements Callable<Integer> {
       description = "Kafka consumer setting for a kafka:// source (security, SASL/SSL, client id).")
   java.util.Map<String, String> kafkaProperties = new java.util.LinkedHashMap<>();
 
+  @Option(names = "--avro-schema", paramLabel = "FILE",
+      description = "For a kafka:// source with --format avro: the values' Avro writer schema (.avsc).")
+  java.nio.file.Path avroSchema;
+
   @Option(names = "--format", paramLabel = "FORMAT", description = "json, csv, parquet or avro.")
   String format;
 
@@ -88,12 +92,13 @@ public final class VerifyCommand implements Callable<Integer> {
         }
       }
     }
+    org.apache.avro.Schema avro = KafkaOptions.avroSchema(avroSchema);
     org.apache.iceberg.Schema valueSchema = schema != null ? SchemaParser.parse(schema)
-        : KafkaSource.inferSchema(input, kafkaProperties, 1_000);
+        : avro != null ? KafkaSource.avroTableSchema(avro) : KafkaSource.inferSchema(input, kafkaProperties, 1_000);
     KafkaSource kafka = new KafkaSource(new KafkaSource.Settings(input, format == null ? KafkaSource.ValueFormat.JSON
         : KafkaSource.ValueFormat.of(format), valueSchema, metadata, java.util.Map.copyOf(kafkaProperties),
         KafkaSource.StartingOffsets.parse("earliest"), KafkaSource.OnLostOffsets.FAIL, true,
-        java.time.Duration.ofSeconds(30))).ignoreUnknownColumns();
+        java.time.Duration.ofSeconds(30), avro)).ignoreUnknownColumns();
     try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
       return Audit.run(kafka, rows.rows(), key, eventTime, spill(), Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }

@@ -115,14 +115,15 @@ public final class KafkaSource implements CheckpointedSource<Record> {
 
   /** The value format of the messages. */
   public enum ValueFormat {
-    JSON, CSV;
+    JSON, CSV, AVRO;
 
     public static ValueFormat of(String value) {
       return switch (value.trim().toLowerCase(Locale.ROOT)) {
         case "json" -> JSON;
         case "csv" -> CSV;
-        default -> throw new IllegalArgumentException("Invalid --format '" + value + "' for a Kafka input (json or"
-            + " csv)");
+        case "avro" -> AVRO;
+        default -> throw new IllegalArgumentException("Invalid --format '" + value + "' for a Kafka input (json,"
+            + " csv or avro)");
       };
     }
   }
@@ -131,10 +132,19 @@ public final class KafkaSource implements CheckpointedSource<Record> {
    * @param consumerProperties extra consumer settings ({@code -K}): security, SASL/SSL, client id, fetch sizes
    * @param until end: stop at the end offsets seen at the start of each run; null: run until stopped
    * @param discoveryInterval how often new partitions are looked for while unbounded
+   * @param avroSchema the writer schema of Avro values ({@code --avro-schema FILE}), or null
    */
   public record Settings(KafkaInput input, ValueFormat format, Schema valueSchema, List<MetadataColumn> metadata,
       Map<String, String> consumerProperties, StartingOffsets startingOffsets, OnLostOffsets onLostOffsets,
-      boolean bounded, Duration discoveryInterval) {}
+      boolean bounded, Duration discoveryInterval, org.apache.avro.Schema avroSchema) {
+
+    /** The same settings with the value schema given or inferred. */
+    public Settings withValueSchema(Schema schema) {
+      return new Settings(input, format, schema, metadata, consumerProperties, startingOffsets, onLostOffsets,
+          bounded, discoveryInterval, avroSchema);
+    }
+
+  }
 
   private static final Set<String> OWN_SETTINGS = Set.of(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
       ConsumerConfig.ISOLATION_LEVEL_CONFIG, ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
@@ -150,6 +160,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   private BadRecordSink badRecords;
   private long maxBadRecords = Long.MAX_VALUE;
   private boolean ignoreUnknownColumns;
+  private final org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro;
+  private final dev.lakecommit.staging.AvroInputConverter avroConverter;
 
   /**
    * @throws IllegalArgumentException naming a consumer setting the source owns itself
@@ -161,8 +173,16 @@ public final class KafkaSource implements CheckpointedSource<Record> {
             + " live in the checkpoint and the table, records are read read_committed)");
       }
     }
+    if (settings.format() == ValueFormat.AVRO && settings.avroSchema() == null) {
+      throw new IllegalArgumentException("Missing option --avro-schema FILE: Avro values are read with the writer"
+          + " schema given in a .avsc file");
+    }
     this.settings = settings;
     this.schema = withMetadata(settings.valueSchema(), settings.metadata());
+    this.avro = settings.avroSchema() == null ? null
+        : new org.apache.avro.generic.GenericDatumReader<>(settings.avroSchema());
+    this.avroConverter = settings.avroSchema() == null ? null
+        : new dev.lakecommit.staging.AvroInputConverter(settings.valueSchema());
   }
 
   /** The schema of the records: the value's columns, then the metadata columns asked for. */
@@ -402,6 +422,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
               : found.getValue().offset());
         }
       }
+      boolean newJob = restored == null && next.isEmpty();
       for (TopicPartition partition : partitions) {
         long first = earliest.get(partition);
         long last = latest.get(partition);
@@ -409,7 +430,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         Long stored = restored == null ? null : restored.offsets().get(partition);
         if (stored != null) {
           offset = checkStored(partition, stored, first, last);
-        } else if (restored == null && next.isEmpty()) {
+        } else if (newJob) {
           offset = switch (settings.startingOffsets().kind()) {
             case "latest" -> last;
             case "time" -> byTime.get(partition);
@@ -645,6 +666,9 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       if (record.value() == null) {
         throw BadRecordException.record(where, 0, false, null, "the message has no value (a tombstone)", "");
       }
+      if (settings.format() == ValueFormat.AVRO) {
+        return avroValue(record.value(), schema.asStruct(), where);
+      }
       String text;
       try {
         text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
@@ -675,6 +699,32 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         throw BadRecordException.record(where, 0, false, null, e.getMessage(), text);
       } catch (Values.ValueException e) {
         throw BadRecordException.record(where, 0, false, e.field(), e.getMessage(), text);
+      }
+    }
+
+    /**
+     * A value in Avro's binary encoding, read with the writer schema given; Avro's single-object encoding (its
+     * {@code C3 01} marker and schema fingerprint first) is read too.
+     */
+    private Record avroValue(byte[] value, Types.StructType struct, String where) {
+      int start = value.length >= 10 && (value[0] & 0xff) == 0xC3 && value[1] == 0x01 ? 10 : 0;
+      org.apache.avro.generic.GenericRecord generic;
+      try {
+        generic = avro.read(null, org.apache.avro.io.DecoderFactory.get().binaryDecoder(value, start,
+            value.length - start, null));
+      } catch (IOException | RuntimeException e) {
+        throw BadRecordException.record(where, 0, false, null, "not an Avro value of the --avro-schema ("
+            + e.getMessage() + ")", "");
+      }
+      try {
+        Record converted = avroConverter.convert(generic);
+        Record result = GenericRecord.create(struct);
+        for (Types.NestedField field : settings.valueSchema().columns()) {
+          result.setField(field.name(), converted.getField(field.name()));
+        }
+        return result;
+      } catch (dev.lakecommit.staging.InvalidRecordException e) {
+        throw BadRecordException.record(where, 0, false, e.field(), e.getMessage(), "");
       }
     }
 
@@ -735,6 +785,11 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       super("Column '" + column + "' in " + where + " is not in the job's schema: it would be dropped. Run again"
           + " with --schema naming it (and --add-new-columns to add it to an existing table).");
     }
+  }
+
+  /** The table columns of Avro values: the schema's fields, enums as strings, unions as their widest type. */
+  public static Schema avroTableSchema(org.apache.avro.Schema avro) {
+    return AvroFileRecords.fileSchema(avro);
   }
 
   /** The end offsets (last stable offsets) of every partition of the input's topics now. */

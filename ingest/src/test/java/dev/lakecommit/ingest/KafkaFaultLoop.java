@@ -1,0 +1,154 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.testing.KafkaBroker;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.producer.KafkaProducer;
+
+/**
+ * The stream audit's schedule: a producer writes {@code messages} ids (about 2,000 a second, transactions of 200)
+ * while the tool runs unbounded in its own process, and faults of the given kinds hit at seeded random moments —
+ * SIGKILL of the tool is built in, every other kind is an action the test gives (a broker restart, a metastore
+ * outage, a window of S3 errors). A fault other than a SIGKILL runs between the producer's transactions (the
+ * producer's own exactly-once is not under test). At the end the tool must catch up and exit 0 on SIGTERM.
+ */
+final class KafkaFaultLoop {
+  static final String SIGKILL = "sigkill";
+
+  private final Path dir;
+  private final long seed;
+  private final Random random;
+  private final Map<String, Runnable> actions = new LinkedHashMap<>();
+  private final ReentrantLock betweenTransactions = new ReentrantLock();
+
+  KafkaFaultLoop(Path dir, long seed) {
+    this.dir = dir;
+    this.seed = seed;
+    this.random = new Random(seed);
+  }
+
+  /** A kind of fault: {@code action} injects it and ends it (an outage of a random length). */
+  KafkaFaultLoop fault(String kind, Runnable action) {
+    actions.put(kind, action);
+    return this;
+  }
+
+  /** A random outage length, 1 to 4 s, waited on the given process (a bounded wait, not synchronisation). */
+  void outage(Process process) {
+    try {
+      process.waitFor(1000 + random.nextInt(3000), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A bounded wait on the tool's process (a poll interval). */
+  void pause(long millis) {
+    try {
+      current.waitFor(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private Process current;
+
+  /** The tool's process now running (for an outage's length). */
+  Process process() {
+    return current;
+  }
+
+  /**
+   * Runs the schedule: {@code perKind} faults of each kind (SIGKILL plus the given ones) in a seeded order, while
+   * {@code messages} are produced to {@code topic}; then waits until {@code caughtUp} says the table holds the topic's
+   * end offsets, sends SIGTERM and checks the exit code 0.
+   */
+  void run(KafkaBroker broker, String topic, long messages, List<String> command, int perKind,
+      Supplier<Boolean> caughtUp) throws Exception {
+    List<String> faults = new ArrayList<>();
+    for (int i = 0; i < perKind; i++) {
+      faults.add(SIGKILL);
+      faults.addAll(actions.keySet());
+    }
+    java.util.Collections.shuffle(faults, random);
+    System.out.printf("KafkaFaultLoop seed %d: %,d messages, faults %s%n", seed, messages, faults);
+    AtomicLong produced = new AtomicLong();
+    AtomicReference<Throwable> producerFailure = new AtomicReference<>();
+    Thread producer = new Thread(() -> {
+      try (KafkaProducer<String, String> writer = KafkaTopics.producer(broker, topic + "-writer")) {
+        for (long id = 0; id < messages; id += 200) {
+          Thread.sleep(100); // pacing of the load, not synchronisation
+          betweenTransactions.lock();
+          try {
+            KafkaTopics.produce(writer, topic, id, Math.min(messages, id + 200), 200, false);
+            produced.set(Math.min(messages, id + 200));
+          } finally {
+            betweenTransactions.unlock();
+          }
+        }
+      } catch (Throwable e) {
+        producerFailure.set(e);
+      }
+    }, "producer");
+    producer.start();
+    int run = 0;
+    Path log = null;
+    try {
+      for (String fault : faults) {
+        if (current == null || !current.isAlive()) {
+          log = dir.resolve("run-" + ++run + ".log");
+          current = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        }
+        // past start-up, then a random moment (in a commit, between checkpoints, while catching up)
+        KillLoop.awaitOutput(current, log, "Ingesting ");
+        current.waitFor(500 + random.nextInt(3000), TimeUnit.MILLISECONDS);
+        if (fault.equals(SIGKILL)) {
+          current.destroyForcibly().waitFor();
+        } else {
+          betweenTransactions.lock();
+          try {
+            actions.get(fault).run();
+          } finally {
+            betweenTransactions.unlock();
+          }
+        }
+        System.out.printf("KafkaFaultLoop: %s in run %d at %,d messages produced%n", fault, run, produced.get());
+      }
+      producer.join(TimeUnit.MINUTES.toMillis(10));
+      assertThat(producerFailure.get()).as("the producer").isNull();
+      assertThat(produced.get()).isEqualTo(messages);
+      if (!current.isAlive()) {
+        log = dir.resolve("run-" + ++run + ".log");
+        current = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      }
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+      while (!caughtUp.get()) {
+        assertThat(current.isAlive()).as("seed %s: %s", seed, Files.readString(log)).isTrue();
+        assertThat(System.nanoTime()).as("seed %s: caught up within 5 minutes", seed).isLessThan(deadline);
+        current.waitFor(500, TimeUnit.MILLISECONDS);
+      }
+      current.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
+      assertThat(current.waitFor(2, TimeUnit.MINUTES)).isTrue();
+      assertThat(current.exitValue()).as("seed %s: %s", seed, Files.readString(log)).isZero();
+    } finally {
+      if (current != null) {
+        current.destroyForcibly();
+      }
+      producer.interrupt();
+    }
+  }
+}

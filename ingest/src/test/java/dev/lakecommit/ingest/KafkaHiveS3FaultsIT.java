@@ -1,0 +1,146 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakecommit.core.testing.KafkaBroker;
+import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import dev.lakecommit.staging.testing.FaultInjectingS3Proxy;
+import dev.lakecommit.staging.testing.FaultRule;
+import dev.lakecommit.staging.testing.FaultRule.Fault;
+import dev.lakecommit.staging.testing.S3TestServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.hadoop.conf.Configuration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The stream audit with all four kinds of fault, into a Hive table on S3: SIGKILLs of the tool, broker restarts,
+ * metastore outages and windows of S3 errors through the fault proxy (503 SlowDown, 500, connection resets), at
+ * seeded random moments while a producer streams; then SIGTERM, and verify against the topic: 0 duplicates, 0
+ * losses, out-of-order rate at most 0.1 %.
+ */
+class KafkaHiveS3FaultsIT {
+  @TempDir Path dir;
+  private KafkaBroker broker;
+  private S3TestServer s3;
+  private FaultInjectingS3Proxy proxy;
+  private HiveMetastoreServer hms;
+  private String bucket;
+
+  @BeforeEach
+  void start() throws Exception {
+    bucket = "lc-kafka-" + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE);
+    s3 = S3TestServer.start(bucket);
+    Configuration direct = s3.s3aConfiguration();
+    HiveMetastoreServer.Builder builder = HiveMetastoreServer.builder().derby();
+    for (String key : HiveS3IngestIT.S3A_KEYS) {
+      builder.serverConf(key, direct.get(key));
+    }
+    hms = builder.start();
+    proxy = FaultInjectingS3Proxy.start(s3, TestScale.seed());
+    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    try {
+      if (broker != null) {
+        broker.close();
+      }
+      if (proxy != null) {
+        proxy.close();
+      }
+      if (hms != null) {
+        hms.close();
+      }
+    } finally {
+      s3.close();
+    }
+  }
+
+  /** The tool's options for the table: the metastore, and S3A through the proxy with test-sized retry waits. */
+  private List<String> hive() {
+    List<String> options = new ArrayList<>(List.of("--target", "hive", "--metastore-uri", hms.uri()));
+    Configuration conf = proxy.s3aConfiguration();
+    for (String key : HiveS3IngestIT.S3A_KEYS) {
+      options.addAll(List.of("-C", key + "=" + conf.get(key)));
+    }
+    // upload blocks on disk: 2 writers x 7 partitions of 64 MiB direct buffers do not fit the tool's -Xmx512m
+    options.addAll(List.of("-C", "fs.s3a.impl.disable.cache=true", "-C", "fs.s3a.create.performance=true",
+        "-C", "fs.s3a.retry.interval=50ms", "-C", "fs.s3a.retry.throttle.interval=50ms",
+        "-C", "fs.s3a.fast.upload.buffer=disk", "-C", "fs.s3a.buffer.dir=" + dir.resolve("s3a-buffer")));
+    return options;
+  }
+
+  private String input() {
+    return "kafka://" + broker.bootstrapServers() + "/payments";
+  }
+
+  @Test
+  void fourKindsOfFaultWhileStreamingLoseAndDuplicateNothing() throws Exception {
+    long seed = TestScale.seed();
+    int messages = TestScale.pick(30_000, 1_000_000);
+    broker.createTopic("payments", 3);
+    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
+    KafkaFaultLoop loop = new KafkaFaultLoop(dir, seed);
+    loop.fault("broker-restart", () -> {
+      broker.stop();
+      loop.outage(loop.process());
+      broker.start();
+    }).fault("metastore-outage", () -> {
+      hms.stop();
+      loop.outage(loop.process());
+      hms.start();
+    }).fault("s3-errors", () -> {
+      proxy.rules(FaultRule.everyRequest(0.3, Fault.SLOW_DOWN, Fault.INTERNAL_ERROR, Fault.RESET));
+      loop.outage(loop.process());
+      // the window lasts until the tool met an error (bounded): a window without requests proves nothing
+      long before = s3Errors.get();
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+      while (proxy.injected() <= before && System.nanoTime() < deadline) {
+        loop.pause(100);
+      }
+      s3Errors.set(proxy.injected());
+      proxy.rules();
+    });
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input(), "--table", "sales.payments",
+        "--schema", "id long, kind string, ts long", "--partition-by", "kind", "--job-id", "payments-stream",
+        "--parallelism", "2", "--checkpoint-interval", "1s", "--checkpoint-every-records", "20000",
+        "--checkpoint-dir", s3.s3aLocation(bucket, "checkpoints/payments-stream"),
+        "--table-location", s3.s3aLocation(bucket, "tables/payments"), "--external"));
+    args.addAll(hive());
+
+    // 4 kinds x 1 in the default build (4 faults), x 3 in -Plong (12 faults)
+    loop.run(broker, "payments", messages, KillLoop.command(List.of("-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), this::caughtUp);
+
+    List<String> verify = new ArrayList<>(List.of("verify", "--source", input(), "--table", "sales.payments",
+        "--key", "id", "--event-time", "ts", "--schema", "id long, kind string, ts long", "--json"));
+    verify.addAll(hive());
+    CliRun audit = CliRun.of(verify.toArray(String[]::new));
+    System.out.println("KafkaHiveS3FaultsIT audit (seed " + seed + "): " + audit.out().replaceAll("\\s+", " "));
+    assertThat(audit.exitCode()).as("%s", audit).isZero();
+    JsonNode report = new ObjectMapper().readTree(audit.out());
+    assertThat(report.get("sourceRows").asLong()).isEqualTo(messages);
+    assertThat(report.get("duplicateKeys").asLong()).as("seed %s", seed).isZero();
+    assertThat(report.get("lostKeys").asLong()).as("seed %s", seed).isZero();
+    assertThat(report.get("outOfOrderRows").asDouble() / messages).as("seed %s: out-of-order rate", seed)
+        .isLessThanOrEqualTo(0.001);
+    assertThat(s3Errors.get()).as("S3 faults injected: %s", proxy).isGreaterThanOrEqualTo(TestScale.pick(1, 3));
+  }
+
+  private boolean caughtUp() {
+    List<String> status = new ArrayList<>(List.of("status", "--table", "sales.payments", "--json", "--input",
+        input()));
+    status.addAll(hive());
+    return CliRun.of(status.toArray(String[]::new)).out().contains("\"total-lag\" : 0");
+  }
+}
