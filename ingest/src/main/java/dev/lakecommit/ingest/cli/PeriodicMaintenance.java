@@ -2,8 +2,11 @@ package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.runtime.JobListener;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.iceberg.IcebergMaintenance;
-import java.time.Instant;
+import dev.lakecommit.iceberg.MaintenanceOptions;
+import dev.lakecommit.iceberg.MaintenanceRound;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code ingest --maintain-every N}: after every N commits of the job, one maintenance round on a thread of its
  * own — compaction of the files older than the newest N checkpoints, manifest rewrite, and with
- * {@code --maintain-retain-last} snapshot expiry. The job's commits never wait for a round (a round's commits
+ * {@code --maintain-retain-last} snapshot expiry — under the table's maintenance lease, so that one round at a
+ * time runs per table across jobs (a round whose lease another holds is skipped). The job's commits never wait for a round (a round's commits
  * conflict with a checkpoint commit at most like any concurrent commit: one more attempt) and never fail because
  * of one; a round that fails is logged and the next round tries again. A round still running when the next is due
  * is not doubled. Forwards every event to the job's own listener.
@@ -36,6 +40,7 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   private final AtomicInteger commits = new AtomicInteger();
   private final AtomicInteger rounds = new AtomicInteger();
   private final AtomicInteger failedRounds = new AtomicInteger();
+  private final AtomicInteger skippedRounds = new AtomicInteger();
 
   PeriodicMaintenance(IcebergMaintenance maintenance, int every, Integer retainLast, JobListener delegate) {
     this.maintenance = maintenance;
@@ -54,12 +59,13 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
 
   private void round() {
     try {
-      maintenance.compact(every);
-      maintenance.rewriteManifests(IcebergMaintenance.DEFAULT_MIN_SMALL_MANIFESTS);
+      MaintenanceOptions.Builder options = MaintenanceOptions.builder().keepCheckpoints(every);
       if (retainLast != null) {
-        maintenance.expireSnapshots(Instant.now(), retainLast);
+        options.expire(retainLast, Duration.ZERO);
       }
-      rounds.incrementAndGet();
+      MaintenanceRound.Result result = maintenance.round(options.build(), "lakecommit ingest, "
+          + RunEpoch.thisProcess());
+      (result.ran() ? rounds : skippedRounds).incrementAndGet();
     } catch (Exception e) {
       failedRounds.incrementAndGet();
       LOG.warn("Maintenance round of {} failed; the next round tries again: {}", maintenance, e.toString());
@@ -71,7 +77,8 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   /** Rounds that completed and rounds that failed. */
   String summary() {
     return rounds.get() + " maintenance round(s)" + (failedRounds.get() > 0 ? ", " + failedRounds.get()
-        + " failed" : "");
+        + " failed" : "") + (skippedRounds.get() > 0 ? ", " + skippedRounds.get() + " skipped (another held the "
+        + "table's maintenance lease)" : "");
   }
 
   /** Lets a running round finish (bounded), so that the sink's catalog is not closed under it. */
