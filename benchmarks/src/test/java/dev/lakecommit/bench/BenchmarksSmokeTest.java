@@ -34,6 +34,9 @@ class BenchmarksSmokeTest {
     {"partitions", "10"},
     // Two writers: both the writer and the commit benchmarks then run their multi-writer code paths, once each.
     {"writers", "2"},
+    // MaintenanceBenchmark: 20 checkpoints with a round after every 5 (a few seconds per table).
+    {"checkpoints", "20"},
+    {"maintainEvery", "5"},
   };
 
   @Test

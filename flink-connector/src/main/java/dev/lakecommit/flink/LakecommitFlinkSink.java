@@ -5,6 +5,7 @@ import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import dev.lakecommit.iceberg.MaintenanceOptions;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
 import java.io.IOException;
@@ -22,6 +23,7 @@ import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessageTypeInfo;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.data.RowData;
@@ -77,6 +79,10 @@ import org.apache.flink.util.function.SerializableSupplier;
  * state, or new sink uids with {@code --allowNonRestoredState}) make that choice explicit. At start the aggregation
  * operator deletes the orphans of older, fenced runs (see {@link CommitAggregator}).
  *
+ * <p>Maintenance ({@link Builder#maintenance}, Iceberg tables, off by default): a post-commit stage after Flink's
+ * committer runs a maintenance round after every N commits, on a thread of its own and under the table's
+ * maintenance lease, never holding up a commit and never failing the job (see {@link PostCommitMaintenance}).
+ *
  * <p>Checkpoint ids: Lakecommit checkpoint id = offset + Flink checkpoint id, where the offset is the job's
  * watermark in the table when the lineage of Flink checkpoints began (a fresh start, a new checkpoint location);
  * the aggregation operator keeps every id above the previous commit's, and a restore whose state is behind what the
@@ -87,7 +93,8 @@ public final class LakecommitFlinkSink
     implements org.apache.flink.api.connector.sink2.Sink<RowData>,
         SupportsWriterState<RowData, WriterState>,
         SupportsCommitter<CheckpointCommittable>,
-        SupportsPreCommitTopology<StagingManifest, CheckpointCommittable> {
+        SupportsPreCommitTopology<StagingManifest, CheckpointCommittable>,
+        SupportsPostCommitTopology<CheckpointCommittable> {
   private static final long serialVersionUID = 1L;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LakecommitFlinkSink.class);
 
@@ -98,6 +105,9 @@ public final class LakecommitFlinkSink
   private final int commitAttempts;
   private final Duration initialBackoff;
   private final Duration maxBackoff;
+  /** A maintenance round after every this many commits; 0: no maintenance stage. */
+  private final int maintenanceEvery;
+  private final MaintenanceOptions maintenanceOptions;
   /** The run epoch claimed when Flink last translated this sink; 0 before that, or for targets without epochs. */
   private long epoch;
   /** The identity of the table the epoch was claimed in (read right after the claim); empty before, or unknown. */
@@ -111,6 +121,8 @@ public final class LakecommitFlinkSink
     this.commitAttempts = builder.commitAttempts;
     this.initialBackoff = builder.initialBackoff;
     this.maxBackoff = builder.maxBackoff;
+    this.maintenanceEvery = builder.maintenanceEvery;
+    this.maintenanceOptions = builder.maintenanceOptions;
   }
 
   /** A builder of a sink of rows of this type; columns are matched to the table's by name. */
@@ -193,6 +205,24 @@ public final class LakecommitFlinkSink
         .global();
   }
 
+  /**
+   * Adds the maintenance stage after Flink's committer if {@link Builder#maintenance} asked for it (see {@link
+   * PostCommitMaintenance}); nothing otherwise.
+   */
+  @Override
+  public void addPostCommitTopology(DataStream<CommittableMessage<CheckpointCommittable>> committed) {
+    if (maintenanceEvery == 0) {
+      return;
+    }
+    committed
+        .global()
+        .transform("Lakecommit maintenance: " + target.table(), org.apache.flink.api.common.typeinfo.Types.VOID,
+            new PostCommitMaintenance(target, rowType, jobId(), maintenanceEvery, maintenanceOptions))
+        .uid(uidPrefix + "-maintenance")
+        .setParallelism(1)
+        .setMaxParallelism(1);
+  }
+
   @Override
   public Committer<CheckpointCommittable> createCommitter(CommitterInitContext context) {
     RetryPolicy retry = RetryPolicy.builder().maxAttempts(commitAttempts).initialBackoff(initialBackoff)
@@ -215,6 +245,8 @@ public final class LakecommitFlinkSink
     private int commitAttempts = 8;
     private Duration initialBackoff = Duration.ofMillis(100);
     private Duration maxBackoff = Duration.ofSeconds(10);
+    private int maintenanceEvery;
+    private MaintenanceOptions maintenanceOptions;
 
     private Builder(RowType rowType) {
       this.rowType = Objects.requireNonNull(rowType, "rowType");
@@ -266,6 +298,25 @@ public final class LakecommitFlinkSink
     }
 
     /**
+     * Adds a post-commit maintenance stage (Iceberg tables): after every {@code everyCommits} checkpoint commits of
+     * this job, one round of what {@code options} asks for (compaction, manifest rewrite, optionally expiry and
+     * orphan removal) runs on a thread of its own under the table's maintenance lease, so that one round at a time
+     * runs per table across jobs. Checkpoint commits never wait for it; a failed round is logged and retried at
+     * the next. Off by default.
+     *
+     * @throws IllegalArgumentException if {@code everyCommits < 1}
+     */
+    public Builder maintenance(int everyCommits, MaintenanceOptions options) {
+      if (everyCommits < 1) {
+        throw new IllegalArgumentException(String.format("Invalid maintenance interval: every %s commits (must be "
+            + ">= 1)", everyCommits));
+      }
+      this.maintenanceEvery = everyCommits;
+      this.maintenanceOptions = Objects.requireNonNull(options, "maintenance options");
+      return this;
+    }
+
+    /**
      * Builds the sink; opens the target once here (creating or checking the table) so that bad configuration
      * and rows that do not fit the table fail before the job is submitted.
      *
@@ -275,6 +326,10 @@ public final class LakecommitFlinkSink
       if (target == null) {
         throw new IllegalArgumentException("Missing target: call iceberg(() -> IcebergSinkConfig...) or"
             + " hive(() -> HiveSinkConfig...)");
+      }
+      if (maintenanceEvery > 0 && !target.iceberg()) {
+        throw new IllegalArgumentException("maintenance(...) is for Iceberg tables; " + target.table() + " is a"
+            + " Hive table");
       }
       String id = jobId != null ? jobId : derivedJobId();
       target.open(rowType);

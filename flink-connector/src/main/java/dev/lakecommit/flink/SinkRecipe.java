@@ -94,6 +94,12 @@ abstract class SinkRecipe implements Serializable {
       }
     }
 
+    /** Maintenance of the table (Iceberg tables only), on the sink's catalog: usable until the sink is closed. */
+    java.util.Optional<dev.lakecommit.iceberg.IcebergMaintenance> maintenance() {
+      return sink instanceof IcebergSink<?> iceberg ? java.util.Optional.of(iceberg.maintenance())
+          : java.util.Optional.empty();
+    }
+
     /**
      * The job's last committed checkpoint in the table, read now; 0 if none.
      *
@@ -112,6 +118,11 @@ abstract class SinkRecipe implements Serializable {
 
   /** The table, as the target names it, for the default job id and for messages. */
   abstract String table();
+
+  /** Whether the target is an Iceberg table (which the post-commit maintenance stage can maintain). */
+  boolean iceberg() {
+    return this instanceof IcebergRecipe;
+  }
 
   /**
    * Builds the Lakecommit sink: connects, loads (or creates and checks) the table, and checks that rows of

@@ -216,7 +216,7 @@ class IcebergFlinkSinkIT {
   }
 
   /** Polls (bounded) until the table holds every expected id. */
-  private static void awaitAll(String warehouse, String table, Set<Long> expected, Duration timeout, String what)
+  static void awaitAll(String warehouse, String table, Set<Long> expected, Duration timeout, String what)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     TestJobs.Audit audit = null;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import dev.lakecommit.iceberg.MaintenanceOptions;
+import java.time.Duration;
 import java.nio.file.Path;
 import java.util.Map;
 import org.apache.flink.table.types.logical.IntType;
@@ -61,5 +63,22 @@ class LakecommitFlinkSinkBuilderTest {
         .jobId("x").build())
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("Column 'id' is required by the table but missing");
+  }
+
+  @Test
+  void maintenanceNeedsAPositiveIntervalAndTravelsWithTheSink() throws Exception {
+    String warehouse = dir.toString();
+    assertThatThrownBy(() -> LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+        .maintenance(0, MaintenanceOptions.builder().build()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Invalid maintenance interval: every 0 commits");
+    assertThatThrownBy(() -> MaintenanceOptions.builder().expire(-1, Duration.ZERO).build())
+        .hasMessageContaining("Invalid snapshots to retain: -1");
+    LakecommitFlinkSink sink = LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+        .iceberg(() -> IcebergFlinkSinkIT.config(warehouse, "db.maintained"))
+        .jobName("m")
+        .maintenance(10, MaintenanceOptions.builder().expire(5, Duration.ofHours(1)).build())
+        .build();
+    assertThat(InstantiationUtil.clone(sink).jobId()).isEqualTo(sink.jobId());
   }
 }

@@ -104,6 +104,25 @@ public final class IcebergMaintenance {
     return ManifestRewrite.run(table(), minSmall);
   }
 
+  /**
+   * The table's maintenance lock (a lease in the table, see {@link MaintenanceLock}): one maintenance task at a
+   * time per table, across jobs and processes. The operations above do not take it; callers that run them
+   * unattended do ({@link #round}, the tool's {@code maintain} and {@code --maintain-every}).
+   */
+  public MaintenanceLock lock(Duration leaseDuration) {
+    return MaintenanceLock.of(catalog, identifier, leaseDuration);
+  }
+
+  /**
+   * One round of the steps {@code options} asks for, under the table's lease: skipped (nothing done) if another
+   * holds it. {@code who} names this round's holder in the table and in messages (job, process, host).
+   *
+   * @throws IOException if a step cannot read or write a file; the lease is released first
+   */
+  public MaintenanceRound.Result round(MaintenanceOptions options, String who) throws IOException {
+    return MaintenanceRound.run(this, lock(options.leaseDuration()), options, who);
+  }
+
   /** Test hook: runs after a compaction wrote its files and before it commits (to crash or race there). */
   IcebergMaintenance beforeCompactionCommit(Runnable hook) {
     this.beforeCompactionCommit = hook;

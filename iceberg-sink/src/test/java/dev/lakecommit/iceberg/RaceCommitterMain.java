@@ -24,19 +24,12 @@ public final class RaceCommitterMain {
   private RaceCommitterMain() {}
 
   public static void main(String[] args) throws Exception {
-    Properties file = new Properties();
-    try (InputStream in = new FileInputStream(args[0])) {
-      file.load(in);
-    }
-    Map<String, String> properties = new HashMap<>();
-    file.stringPropertyNames().forEach(k -> properties.put(k, file.getProperty(k)));
+    Catalog catalog = catalogFrom(Path.of(args[0]));
     long checkpoint = Long.parseLong(args[1]);
     long from = Long.parseLong(args[2]);
     long to = Long.parseLong(args[3]);
     Path barrier = Path.of(args[4]);
 
-    Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog(properties.remove("catalog-name"),
-        properties, new org.apache.hadoop.conf.Configuration());
     Table table = catalog.loadTable(TestTables.IDENT);
     CommitCounters counters = new CommitCounters();
     TableCommitter committer = new TableCommitter(catalog, TestTables.IDENT, CommitMode.APPEND, null, null, counters)
@@ -48,6 +41,39 @@ public final class RaceCommitterMain {
     CommitOutcome outcome = committer.commit(TestTables.changes(checkpoint, List.of(TestTables.dataFile(table, from, to))));
     System.out.println("OUTCOME " + outcome.getClass().getSimpleName() + " CONFLICTS " + counters.conflicts());
     System.exit(0);
+  }
+
+  /** Writes the fixture's catalog properties to {@code base/catalog.properties}, for a child process. */
+  static Path writeCatalog(CatalogFixture fixture, Path base) throws IOException {
+    Properties properties = new Properties();
+    properties.putAll(fixture.properties());
+    properties.put("catalog-name", fixture.name());
+    Path file = base.resolve("catalog.properties");
+    try (java.io.OutputStream out = Files.newOutputStream(file)) {
+      properties.store(out, null);
+    }
+    return file;
+  }
+
+  /** A new catalog from a file that {@link #writeCatalog} wrote. */
+  static Catalog catalogFrom(Path file) throws IOException {
+    Properties stored = new Properties();
+    try (InputStream in = new FileInputStream(file.toFile())) {
+      stored.load(in);
+    }
+    Map<String, String> properties = new HashMap<>();
+    stored.stringPropertyNames().forEach(k -> properties.put(k, stored.getProperty(k)));
+    return org.apache.iceberg.CatalogUtil.buildIcebergCatalog(properties.remove("catalog-name"), properties,
+        new org.apache.hadoop.conf.Configuration());
+  }
+
+  /** Starts {@code main} in a child JVM on this test classpath, its output and errors merged. */
+  static Process startJava(Class<?> main, String... args) throws IOException {
+    List<String> command = new java.util.ArrayList<>(List.of(
+        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m", "-cp",
+        System.getProperty("java.class.path"), main.getName()));
+    command.addAll(List.of(args));
+    return new ProcessBuilder(command).redirectErrorStream(true).start();
   }
 
   /** Says "ready" and waits (bounded) for "go". */

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.testing.TestScale;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.apache.iceberg.Table;
@@ -77,16 +75,7 @@ class TwoProcessRaceIT {
   }
 
   private Process startChild(CatalogFixture fixture, Path base, Path barrier) throws Exception {
-    Properties properties = new Properties();
-    properties.putAll(fixture.properties());
-    properties.put("catalog-name", fixture.name());
-    Path file = base.resolve("catalog.properties");
-    try (OutputStream out = Files.newOutputStream(file)) {
-      properties.store(out, null);
-    }
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    return new ProcessBuilder(java, "-Xmx384m", "-cp", System.getProperty("java.class.path"),
-        RaceCommitterMain.class.getName(), file.toString(), "1", "0", "40", barrier.toString())
-        .redirectErrorStream(true).start();
+    return RaceCommitterMain.startJava(RaceCommitterMain.class, RaceCommitterMain.writeCatalog(fixture, base)
+        .toString(), "1", "0", "40", barrier.toString());
   }
 }

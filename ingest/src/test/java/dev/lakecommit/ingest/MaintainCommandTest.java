@@ -2,9 +2,11 @@ package dev.lakecommit.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakecommit.iceberg.MaintenanceLock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,17 @@ class MaintainCommandTest {
       }
     }
     return files;
+  }
+
+  private static final org.apache.iceberg.catalog.TableIdentifier ORDERS =
+      org.apache.iceberg.catalog.TableIdentifier.parse("demo.orders");
+
+  /** The tool's own catalog of the warehouse (JDBC on SQLite), as another process would open it. */
+  private org.apache.iceberg.catalog.Catalog catalog() {
+    return org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
+        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration());
   }
 
   private static final String[] ALL = {"--compact", "--keep-checkpoints", "1", "--rewrite-manifests",
@@ -94,11 +107,7 @@ class MaintainCommandTest {
         "100", "--max-rows-per-file", "20", "--maintain-every", "5", "--maintain-retain-last", "1000"));
     assertThat(run.exitCode()).as(run.toString()).isZero();
     assertThat(run.out()).contains("Committed 2,000 rows in 20 checkpoint(s)");
-    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
-        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
-        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
-        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
-            "demo.orders"));
+    org.apache.iceberg.Table table = catalog().loadTable(ORDERS);
     List<String> maintenance = new ArrayList<>();
     table.snapshots().forEach(snapshot -> {
       if (snapshot.summary().containsKey("lakecommit.maintenance")) {
@@ -140,5 +149,30 @@ class MaintainCommandTest {
     CliRun help = CliRun.of("maintain", "--help");
     assertThat(help.exitCode()).isZero();
     assertThat(help.out()).contains("Usage: lakecommit maintain").contains("--dry-run").contains("--orphan-age");
+  }
+
+  /** While another maintenance holds the table's lease, maintain does nothing (exit 3); after its release it runs. */
+  @Test
+  void aTableWhoseLeaseAnotherHoldsIsLeftAlone() throws Exception {
+    CliRun first = ingest();
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    MaintenanceLock lock = MaintenanceLock.of(catalog(), ORDERS, Duration.ofMinutes(10));
+    MaintenanceLock.Lease other = lock.tryAcquire("another maintainer").orElseThrow();
+    Map<String, String> before = files();
+    List<String> run = new ArrayList<>(List.of("maintain"));
+    run.addAll(List.of(ALL));
+
+    CliRun refused = CliRun.of(withTable(run.toArray(String[]::new)));
+    assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(3);
+    assertThat(refused.out()).contains("Another maintenance holds the table's lease (another maintainer [")
+        .contains("nothing done");
+    assertThat(files()).as("nothing changed while the lease was held elsewhere").isEqualTo(before);
+    assertThat(lock.holder()).contains(other.holder());
+
+    other.close();
+    CliRun maintained = CliRun.of(withTable(run.toArray(String[]::new)));
+    assertThat(maintained.exitCode()).as(maintained.toString()).isZero();
+    assertThat(maintained.out()).contains("committed snapshot ");
+    assertThat(lock.holder()).as("the tool released its lease").isEmpty();
   }
 }

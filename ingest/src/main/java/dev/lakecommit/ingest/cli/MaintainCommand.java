@@ -1,15 +1,18 @@
 package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.hive.HiveMaintenance;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.iceberg.Compaction;
 import dev.lakecommit.iceberg.IcebergMaintenance;
 import dev.lakecommit.iceberg.IcebergSink;
+import dev.lakecommit.iceberg.MaintenanceLock;
 import dev.lakecommit.iceberg.ManifestRewrite;
 import dev.lakecommit.iceberg.OrphanFiles;
 import dev.lakecommit.iceberg.SnapshotExpiry;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.data.Record;
 import picocli.CommandLine.Command;
@@ -21,8 +24,10 @@ import picocli.CommandLine.Spec;
  * {@code lakecommit maintain}: one round of table maintenance, each operation its own commit, safe while jobs
  * write the table and safe to run again after a crash (every step is planned from the table anew). Order:
  * compaction, manifest rewrite, snapshot expiry (which deletes the files compaction replaced once no snapshot
- * needs them), orphan removal. A Hive table: {@code --compact} merges each partition's small files
- * ({@link HiveMaintenance}), after deleting what the previous round's merges replaced.
+ * needs them), orphan removal; for Iceberg all under the table's maintenance lease ({@link MaintenanceLock}): while
+ * another maintenance holds it, nothing is done (exit 3); it is renewed before each step. A Hive table:
+ * {@code --compact} merges each partition's small files ({@link HiveMaintenance}), after deleting what the previous
+ * round's merges replaced.
  */
 @Command(name = "maintain", mixinStandardHelpOptions = true, sortOptions = false,
     description = {"Maintains an Iceberg table that jobs commit to every checkpoint: compacts small data files, "
@@ -94,17 +99,33 @@ public final class MaintainCommand implements Callable<Integer> {
     try (IcebergSink<Record> sink = IcebergSink.forRecords(table.sinkConfig().build())) {
       IcebergMaintenance maintenance = sink.maintenance();
       out.printf("%s table %s%n", dryRun ? "Plan for" : "Maintaining", table.table());
-      if (compact) {
-        exit = Math.max(exit, compact(maintenance, out));
+      Optional<MaintenanceLock.Lease> lease = dryRun ? Optional.empty()
+          : maintenance.lock(MaintenanceLock.DEFAULT_DURATION).tryAcquire("lakecommit maintain, "
+              + RunEpoch.thisProcess());
+      if (!dryRun && lease.isEmpty()) {
+        out.printf("Another maintenance holds the table's lease (%s): nothing done; run again later%n",
+            maintenance.lock(MaintenanceLock.DEFAULT_DURATION).holder().map(Object::toString).orElse("released"));
+        out.flush();
+        return LakecommitCommand.JOB_FAILED;
       }
-      if (rewriteManifests) {
-        manifests(maintenance, out);
-      }
-      if (expire) {
-        expire(maintenance, out);
-      }
-      if (removeOrphans) {
-        orphans(maintenance, out);
+      try {
+        if (compact) {
+          exit = Math.max(exit, compact(maintenance, out));
+        }
+        if (rewriteManifests && renewed(lease, out)) {
+          manifests(maintenance, out);
+        }
+        if (expire && renewed(lease, out)) {
+          expire(maintenance, out);
+        }
+        if (removeOrphans && renewed(lease, out)) {
+          orphans(maintenance, out);
+        }
+        if (lease.isPresent() && !lease.get().renew()) {
+          exit = LakecommitCommand.JOB_FAILED;
+        }
+      } finally {
+        lease.ifPresent(MaintenanceLock.Lease::close);
       }
     }
     out.flush();
@@ -181,6 +202,15 @@ public final class MaintainCommand implements Callable<Integer> {
         result.filesDeleted(), result.leftoversDeleted());
     result.dropped().forEach((partition, reason) -> out.printf("  partition %s dropped (run again): %s%n", partition,
         reason));
+  }
+
+  /** Whether the next step may run: no lease (dry run), or the lease renewed; says so when it was lost. */
+  private static boolean renewed(Optional<MaintenanceLock.Lease> lease, PrintWriter out) {
+    if (lease.isEmpty() || lease.get().renew()) {
+      return true;
+    }
+    out.println("The table's maintenance lease was taken over (it expired): the remaining steps are not run");
+    return false;
   }
 
   private int compact(IcebergMaintenance maintenance, PrintWriter out) throws java.io.IOException {

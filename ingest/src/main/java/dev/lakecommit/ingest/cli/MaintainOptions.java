@@ -48,17 +48,23 @@ final class MaintainOptions {
     if (sink instanceof IcebergSink<?> iceberg) {
       IcebergMaintenance maintenance = iceberg.maintenance();
       return new PeriodicMaintenance(maintenance.toString(), () -> {
-        maintenance.compact(every);
-        maintenance.rewriteManifests(IcebergMaintenance.DEFAULT_MIN_SMALL_MANIFESTS);
+        // one locked round: compaction of all but the newest N checkpoints, manifest rewrite, optional expiry
+        dev.lakecommit.iceberg.MaintenanceOptions.Builder options =
+            dev.lakecommit.iceberg.MaintenanceOptions.builder().keepCheckpoints(every);
         if (retainLast != null) {
-          maintenance.expireSnapshots(Instant.now(), retainLast);
+          options.expire(retainLast, java.time.Duration.ZERO);
         }
+        return maintenance.round(options.build(), "lakecommit ingest, " + dev.lakecommit.core.RunEpoch.thisProcess())
+            .ran();
       }, every, listener);
     }
     if (sink instanceof HiveSink<?> hive) {
       HiveMaintenance maintenance = hive.maintenance();
       HiveMaintenance.Options options = HiveMaintenance.Options.defaults().keepCheckpoints(every);
-      return new PeriodicMaintenance(maintenance.toString(), () -> maintenance.merge(options), every, listener);
+      return new PeriodicMaintenance(maintenance.toString(), () -> {
+        maintenance.merge(options);
+        return true;
+      }, every, listener);
     }
     return null;
   }

@@ -12,7 +12,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code ingest --maintain-every N}: after every N commits of the job, one maintenance round on a thread of its
- * own (what a round does is the table's: see {@link MaintainOptions}). The job's commits never wait for a round (a round's commits
+ * own (what a round does is the table's: see {@link MaintainOptions}; an Iceberg round runs under the table's
+ * maintenance lease, so that one round at a time runs per table across jobs, and is skipped while another holds it).
+ * The job's commits never wait for a round (a round's commits
  * conflict with a checkpoint commit at most like any concurrent commit: one more attempt) and never fail because
  * of one; a round that fails is logged and the next round tries again. A round still running when the next is due
  * is not doubled. Forwards every event to the job's own listener.
@@ -23,7 +25,8 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   /** One round of maintenance; its failure is logged and the next round tries again. */
   @FunctionalInterface
   interface Round {
-    void run() throws Exception;
+    /** Runs the round; false if it was skipped (another holds the table's maintenance lease). */
+    boolean run() throws Exception;
   }
 
   private final String maintenance;
@@ -39,6 +42,7 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   private final AtomicInteger commits = new AtomicInteger();
   private final AtomicInteger rounds = new AtomicInteger();
   private final AtomicInteger failedRounds = new AtomicInteger();
+  private final AtomicInteger skippedRounds = new AtomicInteger();
 
   /**
    * @param maintenance what the rounds maintain, for the log
@@ -61,8 +65,7 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
 
   private void round() {
     try {
-      round.run();
-      rounds.incrementAndGet();
+      (round.run() ? rounds : skippedRounds).incrementAndGet();
     } catch (Exception e) {
       failedRounds.incrementAndGet();
       LOG.warn("Maintenance round of {} failed; the next round tries again: {}", maintenance, e.toString());
@@ -74,7 +77,8 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   /** Rounds that completed and rounds that failed. */
   String summary() {
     return rounds.get() + " maintenance round(s)" + (failedRounds.get() > 0 ? ", " + failedRounds.get()
-        + " failed" : "");
+        + " failed" : "") + (skippedRounds.get() > 0 ? ", " + skippedRounds.get() + " skipped (another held the "
+        + "table's maintenance lease)" : "");
   }
 
   /** Lets a running round finish (bounded), so that the sink's catalog is not closed under it. */
