@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The stream audit with all four kinds of fault, into a Hive table on S3: SIGKILLs of the tool, broker restarts,
+ * The stream audit with all four kinds of fault, into a Hive table and an Iceberg table (Hive catalog) on S3: SIGKILLs of the tool, broker restarts,
  * metastore outages and windows of S3 errors through the fault proxy (503 SlowDown, 500, connection resets), at
  * seeded random moments while a producer streams; then SIGTERM, and verify against the topic: 0 duplicates, 0
  * losses, out-of-order rate at most 0.1 %.
@@ -84,14 +84,10 @@ class KafkaHiveS3FaultsIT {
     return "kafka://" + broker.bootstrapServers() + "/payments";
   }
 
-  @Test
-  void fourKindsOfFaultWhileStreamingLoseAndDuplicateNothing() throws Exception {
-    long seed = TestScale.seed();
-    int messages = TestScale.pick(30_000, 1_000_000);
-    broker.createTopic("payments", 3);
-    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
+  /** The four kinds of fault: SIGKILL is the loop's own; broker restarts, metastore outages, S3 error windows. */
+  private KafkaFaultLoop faults(long seed, java.util.concurrent.atomic.AtomicLong s3Errors) {
     KafkaFaultLoop loop = new KafkaFaultLoop(dir, seed);
-    loop.fault("broker-restart", () -> {
+    return loop.fault("broker-restart", () -> {
       broker.stop();
       loop.outage(loop.process());
       broker.start();
@@ -111,6 +107,31 @@ class KafkaHiveS3FaultsIT {
       s3Errors.set(proxy.injected());
       proxy.rules();
     });
+  }
+
+  /** The audit against the topic, with the table's options; asserts the rates. */
+  private void audit(long seed, int messages, String table, List<String> options) throws Exception {
+    List<String> verify = new ArrayList<>(List.of("verify", "--source", input(), "--table", table,
+        "--key", "id", "--event-time", "ts", "--schema", "id long, kind string, ts long", "--json"));
+    verify.addAll(options);
+    CliRun audit = CliRun.of(verify.toArray(String[]::new));
+    System.out.println("KafkaHiveS3FaultsIT audit of " + table + " (seed " + seed + "): "
+        + audit.out().replaceAll("\\s+", " "));
+    assertThat(audit.exitCode()).as("%s", audit).isZero();
+    JsonNode report = new ObjectMapper().readTree(audit.out());
+    assertThat(report.get("sourceRows").asLong()).isEqualTo(messages);
+    assertThat(report.get("duplicateKeys").asLong()).as("seed %s", seed).isZero();
+    assertThat(report.get("lostKeys").asLong()).as("seed %s", seed).isZero();
+    assertThat(report.get("outOfOrderRows").asDouble() / messages).as("seed %s: out-of-order rate", seed)
+        .isLessThanOrEqualTo(0.001);
+  }
+
+  @Test
+  void fourKindsOfFaultWhileStreamingIntoHiveLoseAndDuplicateNothing() throws Exception {
+    long seed = TestScale.seed();
+    int messages = TestScale.pick(30_000, 1_000_000);
+    broker.createTopic("payments", 3);
+    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input(), "--table", "sales.payments",
         "--schema", "id long, kind string, ts long", "--partition-by", "kind", "--job-id", "payments-stream",
         "--parallelism", "2", "--checkpoint-interval", "1s", "--checkpoint-every-records", "20000",
@@ -119,28 +140,51 @@ class KafkaHiveS3FaultsIT {
     args.addAll(hive());
 
     // 4 kinds x 1 in the default build (4 faults), x 3 in -Plong (12 faults)
-    loop.run(broker, "payments", messages, KillLoop.command(List.of("-XX:TieredStopAtLevel=1",
-        "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), this::caughtUp);
+    faults(seed, s3Errors).run(broker, "payments", messages, KillLoop.command(List.of("-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), () -> caughtUp("sales.payments", hive()));
 
-    List<String> verify = new ArrayList<>(List.of("verify", "--source", input(), "--table", "sales.payments",
-        "--key", "id", "--event-time", "ts", "--schema", "id long, kind string, ts long", "--json"));
-    verify.addAll(hive());
-    CliRun audit = CliRun.of(verify.toArray(String[]::new));
-    System.out.println("KafkaHiveS3FaultsIT audit (seed " + seed + "): " + audit.out().replaceAll("\\s+", " "));
-    assertThat(audit.exitCode()).as("%s", audit).isZero();
-    JsonNode report = new ObjectMapper().readTree(audit.out());
-    assertThat(report.get("sourceRows").asLong()).isEqualTo(messages);
-    assertThat(report.get("duplicateKeys").asLong()).as("seed %s", seed).isZero();
-    assertThat(report.get("lostKeys").asLong()).as("seed %s", seed).isZero();
-    assertThat(report.get("outOfOrderRows").asDouble() / messages).as("seed %s: out-of-order rate", seed)
-        .isLessThanOrEqualTo(0.001);
+    audit(seed, messages, "sales.payments", hive());
     assertThat(s3Errors.get()).as("S3 faults injected: %s", proxy).isGreaterThanOrEqualTo(TestScale.pick(1, 3));
   }
 
-  private boolean caughtUp() {
-    List<String> status = new ArrayList<>(List.of("status", "--table", "sales.payments", "--json", "--input",
-        input()));
-    status.addAll(hive());
+  /**
+   * The same into an Iceberg table of a Hive catalog (the metastore outage is a catalog outage), its data and
+   * metadata and the job's checkpoints on S3 through S3FileIO and the fault proxy.
+   */
+  @Test
+  void fourKindsOfFaultWhileStreamingIntoIcebergLoseAndDuplicateNothing() throws Exception {
+    long seed = TestScale.seed();
+    int messages = TestScale.pick(30_000, 1_000_000);
+    broker.createTopic("payments", 3);
+    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input(), "--table", "sales.payments",
+        "--schema", "id long, kind string, ts long", "--partition-by", "kind", "--job-id", "payments-iceberg",
+        "--parallelism", "2", "--checkpoint-interval", "1s", "--checkpoint-every-records", "20000",
+        "--checkpoint-dir", s3.location(bucket, "checkpoints/payments-iceberg")));
+    args.addAll(iceberg());
+
+    faults(seed, s3Errors).run(broker, "payments", messages, KillLoop.command(List.of("-XX:TieredStopAtLevel=1",
+        "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), () -> caughtUp("sales.payments", iceberg()));
+
+    audit(seed, messages, "sales.payments", iceberg());
+    assertThat(s3Errors.get()).as("S3 faults injected: %s", proxy).isGreaterThanOrEqualTo(TestScale.pick(1, 3));
+  }
+
+  /** An Iceberg Hive catalog on the metastore, S3FileIO through the proxy with test-sized retry waits. */
+  private List<String> iceberg() {
+    List<String> options = new ArrayList<>(List.of("-C", "type=hive", "-C", "uri=" + hms.uri(), "-C",
+        "warehouse=" + s3.s3aLocation(bucket, "warehouse"), "-C", "io-impl=org.apache.iceberg.aws.s3.S3FileIO"));
+    java.util.Map<String, String> props = new java.util.LinkedHashMap<>(proxy.s3FileIOProperties());
+    props.put("s3.retry.num-retries", "6");
+    props.put("s3.retry.min-wait-ms", "20");
+    props.put("s3.retry.max-wait-ms", "500");
+    props.forEach((key, value) -> options.addAll(List.of("-C", key + "=" + value)));
+    return options;
+  }
+
+  private boolean caughtUp(String table, List<String> options) {
+    List<String> status = new ArrayList<>(List.of("status", "--table", table, "--json", "--input", input()));
+    status.addAll(options);
     return CliRun.of(status.toArray(String[]::new)).out().contains("\"total-lag\" : 0");
   }
 }
