@@ -28,7 +28,7 @@ class HiveMaintainKillIT {
     long seed = TestScale.seed();
     Random random = new Random(seed);
     int rows = TestScale.pick(20_000, 200_000);
-    int kills = TestScale.pick(4, 30);
+    int kills = TestScale.pick(2, 30);
     Path input = KillLoop.writeInput(dir, rows);
     try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
       List<String> hive = List.of("--target", "hive", "--metastore-uri", hms.uri());

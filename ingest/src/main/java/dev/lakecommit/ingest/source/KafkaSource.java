@@ -12,7 +12,6 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -379,9 +378,12 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     /** With {@code --until end}: the end offsets (last stable offsets) seen when the run started. */
     private final Map<TopicPartition, Long> end = new HashMap<>();
     private final Set<TopicPartition> paused = new TreeSet<>(KafkaPosition.ORDER);
-    private Iterator<ConsumerRecord<byte[], byte[]>> buffered = java.util.Collections.emptyIterator();
-    /** Per partition of the buffered batch: its last record's offset, and the consumer's position after it. */
-    private final Map<TopicPartition, long[]> batchEnds = new HashMap<>();
+    /** Fetched records not handed out yet, per partition, in offset order. */
+    private final Map<TopicPartition, java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>>> queues = new HashMap<>();
+    /** The consumer's position after each partition's last fetch: past the markers that ended it. */
+    private final Map<TopicPartition, Long> fetchedTo = new HashMap<>();
+    /** When the reader began to hold records back for a partition that is behind (-1: not holding). */
+    private long holdingSince = -1;
     private long diverted;
     private long nextDiscovery;
     private boolean ended;
@@ -492,27 +494,31 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         if (Thread.interrupted()) {
           throw new InterruptedException("Interrupted while reading " + settings.input());
         }
-        while (buffered.hasNext()) {
-          ConsumerRecord<byte[], byte[]> record = buffered.next();
+        ConsumerRecord<byte[], byte[]> record = nextInTimestampOrder();
+        if (record != null) {
           TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-          Long stop = end.get(partition);
-          if (stop != null && record.offset() >= stop) {
+          Long bound = end.get(partition);
+          if (bound != null && record.offset() >= bound) {
             continue;
           }
           long after = record.offset() + 1;
-          long[] batchEnd = batchEnds.get(partition);
-          if (batchEnd != null && batchEnd[0] == record.offset()) {
-            // the partition's last record of the batch: the transaction marker after it goes with it
-            after = Math.max(after, stop == null ? batchEnd[1] : Math.min(batchEnd[1], stop));
+          Long fetched = fetchedTo.get(partition);
+          if (fetched != null && queues.get(partition).isEmpty()) {
+            // the partition's last fetched record: the transaction marker after it goes with it
+            after = Math.max(after, bound == null ? fetched : Math.min(fetched, bound));
           }
           next.put(partition, after);
           Record parsed = parse(record);
           if (parsed != null) {
             return parsed;
           }
+          continue;
         }
-        advancePastControlRecords();
-        if (stop.get() || (settings.bounded() && reachedEnd())) {
+        boolean drained = queues.values().stream().allMatch(java.util.ArrayDeque::isEmpty);
+        if (drained) {
+          advancePastControlRecords();
+        }
+        if (stop.get() || (settings.bounded() && drained && reachedEnd())) {
           ended = true;
           return null;
         }
@@ -521,22 +527,66 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         }
         ConsumerRecords<byte[], byte[]> records;
         try {
-          records = consumer.poll(maxWait);
+          // holding records back for a partition that is behind: fetch again soon
+          records = consumer.poll(drained ? maxWait : Duration.ofMillis(Math.min(50, maxWait.toMillis())));
         } catch (OffsetOutOfRangeException e) {
           outOfRange(e);
           continue;
         }
         updateLag();
+        for (TopicPartition partition : records.partitions()) {
+          queues.computeIfAbsent(partition, p -> new java.util.ArrayDeque<>()).addAll(records.records(partition));
+          fetchedTo.put(partition, consumer.position(partition));
+        }
         if (records.isEmpty()) {
           return null;
         }
-        batchEnds.clear();
-        for (TopicPartition partition : records.partitions()) {
-          List<ConsumerRecord<byte[], byte[]>> fetched = records.records(partition);
-          batchEnds.put(partition, new long[] {fetched.get(fetched.size() - 1).offset(), consumer.position(partition)});
-        }
-        buffered = inTimestampOrder(records);
       }
+    }
+
+    /**
+     * The fetched record with the smallest timestamp of all partitions, so that partitions progress together and a
+     * checkpoint cut leaves no older event times behind it (each partition's own order is kept; its timestamps only
+     * grow with the offset for producers that stamp records with their event time). While a partition with nothing
+     * fetched is behind its end offset, records are held back for it — at most 500 ms at a time, so that a slow
+     * partition never stops the others. Null when nothing may be handed out now.
+     */
+    private ConsumerRecord<byte[], byte[]> nextInTimestampOrder() {
+      java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> first = null;
+      for (java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue : queues.values()) {
+        if (!queue.isEmpty() && (first == null || queue.peekFirst().timestamp() < first.peekFirst().timestamp())) {
+          first = queue;
+        }
+      }
+      if (first == null) {
+        holdingSince = -1;
+        return null;
+      }
+      if (partitionBehind()) {
+        long now = System.nanoTime();
+        if (holdingSince < 0) {
+          holdingSince = now;
+        }
+        if (now - holdingSince < Duration.ofMillis(500).toNanos()) {
+          return null;
+        }
+      }
+      holdingSince = -1;
+      return first.pollFirst();
+    }
+
+    /** Whether a partition with no fetched record left is behind its end offset (as the last fetch told). */
+    private boolean partitionBehind() {
+      for (TopicPartition partition : next.keySet()) {
+        java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
+        if ((queue == null || queue.isEmpty()) && !paused.contains(partition)) {
+          java.util.OptionalLong behind = consumer.currentLag(partition);
+          if (behind.isPresent() && behind.getAsLong() > 0) {
+            return true;
+          }
+        }
+      }
+      return false;
     }
 
     /**
@@ -556,33 +606,6 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           entry.setValue(position);
         }
       }
-    }
-
-    /**
-     * A poll's records in timestamp order across partitions (each partition's own order kept: its timestamps only
-     * grow with the offset for producers that stamp on send), so that partitions progress together and a checkpoint
-     * cut leaves few records of older event times behind it.
-     */
-    private Iterator<ConsumerRecord<byte[], byte[]>> inTimestampOrder(ConsumerRecords<byte[], byte[]> records) {
-      if (records.partitions().size() < 2) {
-        return records.iterator();
-      }
-      // a k-way merge by timestamp of the partitions' runs
-      java.util.PriorityQueue<Head> heads =
-          new java.util.PriorityQueue<>(java.util.Comparator.comparingLong(head -> head.record.timestamp()));
-      for (TopicPartition partition : records.partitions()) {
-        Iterator<ConsumerRecord<byte[], byte[]>> run = records.records(partition).iterator();
-        heads.add(new Head(run.next(), run));
-      }
-      List<ConsumerRecord<byte[], byte[]>> merged = new ArrayList<>(records.count());
-      while (!heads.isEmpty()) {
-        Head head = heads.poll();
-        merged.add(head.record);
-        if (head.rest.hasNext()) {
-          heads.add(new Head(head.rest.next(), head.rest));
-        }
-      }
-      return merged.iterator();
     }
 
     /** Retention deleted records the job had not read yet, while it ran. */
@@ -773,9 +796,6 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
-
-  /** The next record of one partition's run in a poll, and the rest of the run. */
-  private record Head(ConsumerRecord<byte[], byte[]> record, Iterator<ConsumerRecord<byte[], byte[]>> rest) {}
 
   /** A message holds a field the table's schema lacks: the job stops rather than drop it. */
   public static final class ColumnNotInSchemaException extends IllegalStateException {
