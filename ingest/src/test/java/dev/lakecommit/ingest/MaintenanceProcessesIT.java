@@ -57,6 +57,25 @@ class MaintenanceProcessesIT {
     return compacted;
   }
 
+  /**
+   * Runs the writer ({@code ingest args}) in a child JVM to its end while maintain rounds run in others; the writer
+   * must succeed and at least one compaction must have landed while it committed.
+   */
+  private void writeWhileMaintaining(List<String> args) throws Exception {
+    Path log = dir.resolve("writer.log");
+    Process writer = new ProcessBuilder(KillLoop.command(List.of(), args)).redirectErrorStream(true)
+        .redirectOutput(log.toFile()).start();
+    int compacted;
+    try {
+      compacted = maintainWhileWriting(writer, log);
+      assertThat(writer.waitFor(5, TimeUnit.MINUTES)).isTrue();
+    } finally {
+      writer.destroyForcibly();
+    }
+    assertThat(writer.exitValue()).as(Files.readString(log)).isZero();
+    assertThat(compacted).as("compactions committed while the writer committed").isPositive();
+  }
+
   private Table table() {
     return CatalogUtil.buildIcebergCatalog("lakecommit", Map.of("type", "jdbc", "uri", "jdbc:sqlite:"
             + dir.resolve("wh/catalog.db").toAbsolutePath(), "warehouse", dir.resolve("wh").toUri().toString(),
@@ -72,18 +91,7 @@ class MaintenanceProcessesIT {
     args.addAll(catalog());
     args.addAll(List.of("--job-id", "appends", "--parallelism", "2", "--checkpoint-every-records", "1000",
         "--max-rows-per-file", "250"));
-    Path log = dir.resolve("writer.log");
-    Process writer = new ProcessBuilder(KillLoop.command(List.of(), args)).redirectErrorStream(true)
-        .redirectOutput(log.toFile()).start();
-    int compacted;
-    try {
-      compacted = maintainWhileWriting(writer, log);
-      assertThat(writer.waitFor(5, TimeUnit.MINUTES)).isTrue();
-    } finally {
-      writer.destroyForcibly();
-    }
-    assertThat(writer.exitValue()).as(Files.readString(log)).isZero();
-    assertThat(compacted).as("compactions committed while the writer committed").isPositive();
+    writeWhileMaintaining(args);
 
     List<String> verify = new ArrayList<>(List.of("verify", "--source", input.toString(), "--key", "id", "--json"));
     verify.addAll(catalog());
@@ -112,18 +120,7 @@ class MaintenanceProcessesIT {
     args.addAll(catalog());
     args.addAll(List.of("--job-id", "upserts", "--schema", "id long not null, v long", "--upsert-key", "id",
         "--parallelism", "2", "--checkpoint-every-records", "1000"));
-    Path log = dir.resolve("writer.log");
-    Process writer = new ProcessBuilder(KillLoop.command(List.of(), args)).redirectErrorStream(true)
-        .redirectOutput(log.toFile()).start();
-    int compacted;
-    try {
-      compacted = maintainWhileWriting(writer, log);
-      assertThat(writer.waitFor(5, TimeUnit.MINUTES)).isTrue();
-    } finally {
-      writer.destroyForcibly();
-    }
-    assertThat(writer.exitValue()).as(Files.readString(log)).isZero();
-    assertThat(compacted).as("compactions committed while the writer committed").isPositive();
+    writeWhileMaintaining(args);
 
     Map<Long, Long> rows = new HashMap<>();
     try (CloseableIterable<Record> records = IcebergGenerics.read(table()).build()) {
