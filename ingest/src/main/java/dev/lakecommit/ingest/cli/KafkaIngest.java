@@ -8,7 +8,6 @@ import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
 import dev.lakecommit.ingest.source.KafkaSource;
-import dev.lakecommit.ingest.source.SchemaParser;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -22,9 +21,6 @@ import org.apache.iceberg.data.Record;
  * SIGINT (then the current checkpoint is committed and the tool exits 0), or bounded with {@code --until end}.
  */
 final class KafkaIngest {
-  /** Values sampled to infer the schema when {@code --schema} is not given. */
-  private static final int SAMPLE = 1_000;
-
   private final IngestCommand command;
 
   KafkaIngest(IngestCommand command) {
@@ -42,9 +38,8 @@ final class KafkaIngest {
     }
     KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
     S3Staging.sweepDeadProcesses();
-    Schema valueSchema = command.schema != null ? SchemaParser.parse(command.schema)
-        : kafka.avroSchema() != null ? dev.lakecommit.ingest.source.KafkaSource.avroTableSchema(kafka.avroSchema())
-        : KafkaSource.inferSchema(kafka.input(), kafka.consumerProperties(), SAMPLE);
+    Schema valueSchema = KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka.input(),
+        kafka.consumerProperties());
     KafkaSource source = new KafkaSource(kafka.withValueSchema(valueSchema));
     JobId jobId = command.job.jobId(command.input, command.table.table());
     if (command.badRecords != null) {

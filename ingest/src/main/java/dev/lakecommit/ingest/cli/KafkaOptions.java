@@ -80,6 +80,22 @@ public final class KafkaOptions {
   }
 
   /**
+   * The values' schema: {@code --schema} if given, else the Avro writer schema's columns, else inferred from the
+   * first messages (JSON).
+   */
+  static Schema valueSchema(String schemaText, org.apache.avro.Schema avro, KafkaInput input,
+      Map<String, String> consumerProperties) throws java.io.IOException {
+    if (schemaText != null) {
+      return dev.lakecommit.ingest.source.SchemaParser.parse(schemaText);
+    }
+    return avro != null ? KafkaSource.avroTableSchema(avro)
+        : KafkaSource.inferSchema(input, consumerProperties, SCHEMA_SAMPLE);
+  }
+
+  /** Values sampled to infer the schema when {@code --schema} is not given. */
+  static final int SCHEMA_SAMPLE = 1_000;
+
+  /**
    * The Avro writer schema in a file, or null.
    *
    * @throws IllegalArgumentException naming the option and file if it cannot be read or parsed

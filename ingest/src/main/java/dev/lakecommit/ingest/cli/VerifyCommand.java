@@ -93,8 +93,7 @@ public final class VerifyCommand implements Callable<Integer> {
       }
     }
     org.apache.avro.Schema avro = KafkaOptions.avroSchema(avroSchema);
-    org.apache.iceberg.Schema valueSchema = schema != null ? SchemaParser.parse(schema)
-        : avro != null ? KafkaSource.avroTableSchema(avro) : KafkaSource.inferSchema(input, kafkaProperties, 1_000);
+    org.apache.iceberg.Schema valueSchema = KafkaOptions.valueSchema(schema, avro, input, kafkaProperties);
     KafkaSource kafka = new KafkaSource(new KafkaSource.Settings(input, format == null ? KafkaSource.ValueFormat.JSON
         : KafkaSource.ValueFormat.of(format), valueSchema, metadata, java.util.Map.copyOf(kafkaProperties),
         KafkaSource.StartingOffsets.parse("earliest"), KafkaSource.OnLostOffsets.FAIL, true,
