@@ -190,7 +190,7 @@ class RunFencingTest {
   void concurrentCopiesNeverCommitACheckpointTwiceAndAFinalRunIsExact() throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    int trials = TestScale.pick(50, 500);
+    int trials = TestScale.pick(20, 500);
     int fencedRuns = 0;
     for (int trial = 0; trial < trials; trial++) {
       Path base = Files.createDirectory(dir.resolve("trial-" + trial));

@@ -27,7 +27,7 @@ class IngestTwiceIT {
   void copiesOfOneCommandStartedTogetherNeverLoseOrDuplicateARow() throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    int trials = TestScale.pick(20, 500);
+    int trials = TestScale.pick(8, 500);
     int rows = 6_000;
     Path input = KillLoop.writeInput(dir, rows);
     int fenced = 0;
