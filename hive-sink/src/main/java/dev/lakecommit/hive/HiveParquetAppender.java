@@ -39,6 +39,12 @@ final class HiveParquetAppender implements FileAppender<Record> {
    * (Iceberg's {@code write.parquet.*} keys) and the table's codec.
    */
   static StagedFileAppenders factory(HiveTable table, Map<String, String> writeProperties, Configuration conf) {
+    return factory(table, writeProperties, Map.of(), conf);
+  }
+
+  /** As {@link #factory(HiveTable, Map, Configuration)}, with {@code footer} in every file's key-value metadata. */
+  static StagedFileAppenders factory(HiveTable table, Map<String, String> writeProperties,
+      Map<String, String> footer, Configuration conf) {
     CompressionCodecName codec = CompressionCodecName.valueOf(table.fileFormat().codec().toUpperCase(Locale.ROOT));
     long rowGroupSize = Long.parseLong(writeProperties.getOrDefault(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES,
         String.valueOf(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT)));
@@ -47,7 +53,7 @@ final class HiveParquetAppender implements FileAppender<Record> {
     return file -> {
       Output output = new Output(file);
       ParquetWriter<Record> writer = new Builder(output,
-          new HiveParquetWriteSupport(table.stagedSchema(), table.partitionColumns(), table.fileFormat()))
+          new HiveParquetWriteSupport(table.stagedSchema(), table.partitionColumns(), table.fileFormat(), footer))
           .withConf(conf)
           .withWriteMode(ParquetFileWriter.Mode.CREATE)
           .withCompressionCodec(codec)

@@ -41,13 +41,21 @@ final class HiveParquetWriteSupport extends WriteSupport<Record> {
 
   private final MessageType fileType;
   private final HiveFileFormat format;
+  /** Key-value metadata every file gets. */
+  private final Map<String, String> footer;
   /** Positions in the staged schema of the columns written, in file order. */
   private final int[] positions;
   private final Type[] types;
   private RecordConsumer out;
 
   HiveParquetWriteSupport(Schema staged, List<String> partitionColumns, HiveFileFormat format) {
+    this(staged, partitionColumns, format, Map.of());
+  }
+
+  HiveParquetWriteSupport(Schema staged, List<String> partitionColumns, HiveFileFormat format,
+      Map<String, String> footer) {
     this.format = format;
+    this.footer = Map.copyOf(footer);
     List<Types.NestedField> columns = staged.columns();
     List<Integer> kept = new ArrayList<>();
     org.apache.parquet.schema.Types.MessageTypeBuilder message = org.apache.parquet.schema.Types.buildMessage();
@@ -70,11 +78,11 @@ final class HiveParquetWriteSupport extends WriteSupport<Record> {
 
   @Override
   public WriteContext init(Configuration configuration) {
-    Map<String, String> footer = new HashMap<>();
+    Map<String, String> metadata = new HashMap<>(footer);
     if (format.int96Timestamps()) {
-      footer.put(WRITER_ZONE_KEY, format.int96Zone().getId());
+      metadata.put(WRITER_ZONE_KEY, format.int96Zone().getId());
     }
-    return new WriteContext(fileType, footer);
+    return new WriteContext(fileType, metadata);
   }
 
   @Override

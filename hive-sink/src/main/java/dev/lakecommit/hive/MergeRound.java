@@ -255,9 +255,10 @@ final class MergeRound implements AutoCloseable {
     Map<String, Long> written = new LinkedHashMap<>();
     long rows = 0;
     MergeWriter writer = new MergeWriter(table, conf);
-      for (int i = 0; i < planned.bins().size(); i++) {
+    java.util.Set<String> jobs = HiveMaintenance.jobs(read).keySet();
+    for (int i = 0; i < planned.bins().size(); i++) {
       Path out = new Path(dir, MERGED_PREFIX + roundId + "-" + i + ".parquet");
-      rows += writer.merge(planned.bins().get(i), out);
+      rows += writer.merge(planned.bins().get(i), out, jobs);
       written.put(out.getName(), fs.getFileStatus(out).getLen());
     }
     for (FileStatus file : planned.copied()) {

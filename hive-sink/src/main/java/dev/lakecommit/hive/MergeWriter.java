@@ -1,6 +1,8 @@
 package dev.lakecommit.hive;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -37,30 +39,52 @@ final class MergeWriter {
     this.conf = conf;
   }
 
-  /** Writes the rows of {@code sources}, in order, to {@code target}; returns the rows written. */
-  long merge(List<FileStatus> sources, Path target) throws IOException {
-    FileAppender<Record> appender = HiveParquetAppender.factory(table, Map.of(), conf)
+  /**
+   * Writes the rows of {@code sources}, in order, to {@code target}, with the checkpoints they came from in its
+   * footer ({@link CheckpointRuns}); returns the rows written.
+   *
+   * @param jobs the ids of the jobs that wrote the table (their files' names tell the checkpoint)
+   */
+  long merge(List<FileStatus> sources, Path target, Collection<String> jobs) throws IOException {
+    List<Source> read = new ArrayList<>();
+    for (FileStatus source : sources) {
+      if (source.getLen() > 0) {
+        read.add(Source.open(source, conf, jobs));
+      }
+    }
+    CheckpointRuns runs = CheckpointRuns.concat(read.stream().map(Source::runs).toList());
+    FileAppender<Record> appender = HiveParquetAppender.factory(table, Map.of(),
+            Map.of(CheckpointRuns.FOOTER_KEY, runs.encode()), conf)
         .open(HadoopOutputFile.fromPath(target, conf));
     long rows = 0;
     try (appender) {
-      for (FileStatus source : sources) {
+      for (Source source : read) {
         rows += copyRows(source, appender);
       }
+    }
+    if (rows != runs.rows()) {
+      throw new IOException("Merging into " + target + " copied " + rows + " rows, but the sources' footers count "
+          + runs.rows());
     }
     return rows;
   }
 
-  private long copyRows(FileStatus source, FileAppender<Record> appender) throws IOException {
-    if (source.getLen() == 0) {
-      return 0;
+  /** A source file with its footer's schema and the checkpoints of its rows. */
+  private record Source(FileStatus status, Schema schema, CheckpointRuns runs) {
+    static Source open(FileStatus status, Configuration conf, Collection<String> jobs) throws IOException {
+      try (ParquetFileReader reader = ParquetFileReader.open(
+          org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(status, conf))) {
+        return new Source(status, ParquetSchemaUtil.convert(reader.getFooter().getFileMetaData().getSchema()),
+            CheckpointRuns.of(status.getPath().getName(), reader.getFooter(), jobs));
+      } catch (RuntimeException e) {
+        throw new IOException("Cannot read data file " + status.getPath() + " as Parquet: " + e.getMessage(), e);
+      }
     }
-    Schema fileSchema;
-    try (ParquetFileReader reader = ParquetFileReader.open(
-        org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(source, conf))) {
-      fileSchema = ParquetSchemaUtil.convert(reader.getFooter().getFileMetaData().getSchema());
-    } catch (RuntimeException e) {
-      throw new IOException("Cannot read data file " + source.getPath() + " as Parquet: " + e.getMessage(), e);
-    }
+  }
+
+  private long copyRows(Source from, FileAppender<Record> appender) throws IOException {
+    FileStatus source = from.status();
+    Schema fileSchema = from.schema();
     Schema staged = table.stagedSchema();
     int[] fromFile = new int[staged.columns().size()];
     for (int i = 0; i < fromFile.length; i++) {

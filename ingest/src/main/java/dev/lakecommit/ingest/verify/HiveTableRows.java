@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.verify;
 
+import dev.lakecommit.hive.CheckpointRuns;
 import dev.lakecommit.ingest.hive.HiveTableView;
 import java.io.FileNotFoundException;
 import java.io.IOException;
@@ -106,12 +107,14 @@ public final class HiveTableRows implements TableRows {
   }
 
   /**
-   * Hive keeps no commit history, but hive-sink's file names do: {@code <job>-<checkpoint>-<writer>-<attempt>-<seq>}.
-   * For a table one job wrote, the files are read checkpoint by checkpoint in commit order (the file list is held
-   * in memory, the rows are not).
+   * Hive keeps no commit history, but hive-sink's files do: a checkpoint's file is named
+   * {@code <job>-<checkpoint>-<writer>-<attempt>-<seq>}, and a merged file lists the checkpoints of its rows in its
+   * footer ({@link CheckpointRuns}). For a table one job wrote, two passes over the column: the first finds each
+   * checkpoint's largest event time, the second counts the rows whose time is below the largest of an earlier
+   * checkpoint. The file list and one value per checkpoint are held in memory, the rows are not.
    *
-   * @throws IllegalArgumentException if several jobs wrote the table, a visible file has no such name, or the
-   *     column is a partition column
+   * @throws IllegalArgumentException if several jobs wrote the table, a visible file holds rows of no checkpoint of
+   *     the job, or the column is a partition column
    */
   @Override
   @SuppressWarnings({"unchecked", "rawtypes"})
@@ -123,54 +126,91 @@ public final class HiveTableRows implements TableRows {
     Map<String, ?> jobs = table.jobs();
     if (jobs.size() != 1) {
       throw new IllegalArgumentException("Option --event-time with --target hive needs a table that one job wrote "
-          + "(the commit order comes from the checkpoint ids in its file names); table " + table.name()
+          + "(the commit order comes from the checkpoint ids in its files); table " + table.name()
           + " was written by jobs " + jobs.keySet());
     }
     String job = jobs.keySet().iterator().next();
-    dev.lakecommit.core.JobId jobId = dev.lakecommit.core.JobId.of(job);
     Configuration conf = table.conf();
-    TreeMap<Long, List<FileStatus>> byCheckpoint = new TreeMap<>();
+    List<Map.Entry<FileStatus, CheckpointRuns>> files = new ArrayList<>();
     try {
       for (Iterator<HiveTableView.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
         for (FileStatus file : Values.visibleFiles(dirs.next(), conf)) {
-          java.util.OptionalLong checkpoint =
-              dev.lakecommit.staging.StagingLayout.checkpointInName(jobId, file.getPath().getName());
-          if (checkpoint.isEmpty()) {
-            throw new IllegalArgumentException("Option --event-time: data file " + file.getPath() + " was not "
-                + "written by job " + job + ", so its commit order is unknown");
+          CheckpointRuns runs = runs(file, conf, jobs.keySet());
+          for (CheckpointRuns.Run run : runs.runs()) {
+            if (!job.equals(run.job())) {
+              throw new IllegalArgumentException("Option --event-time: data file " + file.getPath() + " holds "
+                  + run.rows() + " rows not written by job " + job + ", so their commit order is unknown");
+            }
           }
-          byCheckpoint.computeIfAbsent(checkpoint.getAsLong(), id -> new ArrayList<>()).add(file);
+          files.add(Map.entry(file, runs));
         }
       }
     } catch (TException e) {
       throw new IOException("Cannot list the partitions of the Hive table " + table.name() + ": "
           + e.getMessage(), e);
     }
-    Comparable committedMax = null;
-    long late = 0;
-    for (List<FileStatus> files : byCheckpoint.values()) {
-      Comparable checkpointMax = null;
-      for (FileStatus file : files) {
-        try (CloseableIterable<Object> values = Values.read(file, conf, eventTimeColumn, -1, List.of())) {
-          for (Object value : values) {
-            if (value == null) {
-              continue;
-            }
-            Comparable time = (Comparable) value;
-            if (committedMax != null && time.compareTo(committedMax) < 0) {
-              late++;
-            }
-            if (checkpointMax == null || time.compareTo(checkpointMax) > 0) {
-              checkpointMax = time;
-            }
-          }
-        }
-      }
-      if (checkpointMax != null && (committedMax == null || checkpointMax.compareTo(committedMax) > 0)) {
-        committedMax = checkpointMax;
+    TreeMap<Long, Comparable> largest = new TreeMap<>();
+    for (Map.Entry<FileStatus, CheckpointRuns> file : files) {
+      eachValue(file.getKey(), file.getValue(), eventTimeColumn, conf,
+          (time, checkpoint) -> largest.merge(checkpoint, time, (a, b) -> a.compareTo(b) >= 0 ? a : b));
+    }
+    // the largest event time of all checkpoints before each one
+    Map<Long, Comparable> before = new java.util.HashMap<>();
+    Comparable committed = null;
+    for (Map.Entry<Long, Comparable> checkpoint : largest.entrySet()) {
+      before.put(checkpoint.getKey(), committed);
+      if (committed == null || checkpoint.getValue().compareTo(committed) > 0) {
+        committed = checkpoint.getValue();
       }
     }
-    return late;
+    long[] late = {0};
+    for (Map.Entry<FileStatus, CheckpointRuns> file : files) {
+      eachValue(file.getKey(), file.getValue(), eventTimeColumn, conf, (time, checkpoint) -> {
+        Comparable earlier = before.get(checkpoint);
+        if (earlier != null && time.compareTo(earlier) < 0) {
+          late[0]++;
+        }
+      });
+    }
+    return late[0];
+  }
+
+  private static CheckpointRuns runs(FileStatus file, Configuration conf, java.util.Set<String> jobs)
+      throws IOException {
+    if (file.getLen() == 0) {
+      return new CheckpointRuns(List.of());
+    }
+    try (ParquetFileReader reader = ParquetFileReader.open(
+        org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(file, conf))) {
+      return CheckpointRuns.of(file.getPath().getName(), reader.getFooter(), jobs);
+    } catch (IOException | RuntimeException e) {
+      throw new IOException("Cannot read data file " + file.getPath() + " as Parquet: " + e.getMessage(), e);
+    }
+  }
+
+  /** Each non-null value of {@code column} in {@code file}, with the checkpoint of its row. */
+  @SuppressWarnings("rawtypes")
+  private static void eachValue(FileStatus file, CheckpointRuns runs, String column, Configuration conf,
+      java.util.function.ObjLongConsumer<Comparable> action) throws IOException {
+    Iterator<CheckpointRuns.Run> run = runs.runs().iterator();
+    CheckpointRuns.Run current = null;
+    long left = 0;
+    try (CloseableIterable<Object> values = Values.read(file, conf, column, -1, List.of())) {
+      for (Object value : values) {
+        while (left == 0) {
+          if (!run.hasNext()) {
+            throw new IOException("Data file " + file.getPath() + " holds more rows than its checkpoints account "
+                + "for (" + runs.rows() + ")");
+          }
+          current = run.next();
+          left = current.rows();
+        }
+        left--;
+        if (value != null) {
+          action.accept((Comparable) value, current.checkpointId());
+        }
+      }
+    }
   }
 
   /** One value, {@code count} times. */
