@@ -56,6 +56,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   private final JobId jobId;
   private final long epoch;
   private final OptionalLong restoredCheckpointId;
+  private final CommitMetrics metrics;
   /** Restored commits whose staged files were found complete (or that the table holds). */
   private final Set<CommitId> verified = new HashSet<>();
   private SinkRecipe.CoreSink core;
@@ -64,15 +65,17 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   /**
    * @param epoch the run's epoch: every commit checks that the table still holds it (0: a target without epochs)
    * @param restoredCheckpointId the Flink checkpoint the committer's state was restored from, if any
+   * @param metrics where commits are counted; {@code retry} should count its retries there too
    */
   LakecommitCommitter(SinkRecipe target, RowType rowType, RetryPolicy retry, JobId jobId, long epoch,
-      OptionalLong restoredCheckpointId) {
+      OptionalLong restoredCheckpointId, CommitMetrics metrics) {
     this.target = target;
     this.rowType = rowType;
     this.retry = retry;
     this.jobId = jobId;
     this.epoch = epoch;
     this.restoredCheckpointId = restoredCheckpointId;
+    this.metrics = metrics;
   }
 
   @Override
@@ -95,6 +98,8 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
     }
     List<CommitRequest<CheckpointCommittable>> ordered = new ArrayList<>(requests);
     ordered.sort(Comparator.comparing(r -> r.getCommittable().commitId()));
+    long now = System.nanoTime();
+    ordered.forEach(r -> metrics.handedOver(r.getCommittable().commitId(), now));
     String identity;
     try {
       identity = core.identity();
@@ -133,15 +138,22 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
     }
     String what = "commit of " + committable + " to " + target.table();
     long start = System.nanoTime();
-    CommitOutcome outcome = request.getNumberOfRetries() == 0
-        ? retry.commit(what, () -> committer.commit(committable.committable()))
-        : committer.commit(committable.committable());
-    long millis = (System.nanoTime() - start) / 1_000_000;
+    CommitOutcome outcome;
+    if (request.getNumberOfRetries() == 0) {
+      outcome = retry.commit(what, () -> committer.commit(committable.committable()));
+    } else {
+      metrics.retried();
+      outcome = committer.commit(committable.committable());
+    }
+    long end = System.nanoTime();
+    long millis = (end - start) / 1_000_000;
     if (outcome instanceof CommitOutcome.Committed c) {
+      metrics.committed(committable.commitId(), committable.committable(), end - start, end);
       LOG.info("Committed {} to {} as {} in {} ms", committable, target.table(), c.targetVersion(), millis);
       return true;
     }
     if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
+      metrics.replaySkipped(committable.commitId());
       LOG.info("{} was already committed to {} ({}); skipped", committable, target.table(), a.reason());
       request.signalAlreadyCommitted();
       return true;

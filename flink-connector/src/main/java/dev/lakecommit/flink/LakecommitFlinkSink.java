@@ -225,9 +225,11 @@ public final class LakecommitFlinkSink
 
   @Override
   public Committer<CheckpointCommittable> createCommitter(CommitterInitContext context) {
+    CommitMetrics metrics = CommitMetrics.register(context.metricGroup());
     RetryPolicy retry = RetryPolicy.builder().maxAttempts(commitAttempts).initialBackoff(initialBackoff)
-        .maxBackoff(maxBackoff).build();
-    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch, context.getRestoredCheckpointId());
+        .maxBackoff(maxBackoff).listener((what, failedAttempt, backoff, cause) -> metrics.retried()).build();
+    return new LakecommitCommitter(target, rowType, retry, jobId(), epoch, context.getRestoredCheckpointId(),
+        metrics);
   }
 
   @Override

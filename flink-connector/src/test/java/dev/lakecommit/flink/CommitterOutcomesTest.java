@@ -15,6 +15,15 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.flink.metrics.Counter;
+import org.apache.flink.metrics.Gauge;
+import org.apache.flink.metrics.Histogram;
+import org.apache.flink.metrics.Metric;
+import org.apache.flink.metrics.MetricGroup;
+import org.apache.flink.metrics.SimpleCounter;
+import org.apache.flink.metrics.groups.UnregisteredMetricsGroup;
 import org.apache.flink.table.types.logical.RowType;
 import org.junit.jupiter.api.Test;
 
@@ -80,9 +89,83 @@ class CommitterOutcomesTest {
   }
 
   private static LakecommitCommitter committer(ScriptedTarget target, int attempts) {
+    return committer(target, attempts, TestJobs.noMetrics());
+  }
+
+  private static LakecommitCommitter committer(ScriptedTarget target, int attempts, CommitMetrics metrics) {
     return new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.builder().maxAttempts(attempts)
-        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).build(), JOB, 0,
-        java.util.OptionalLong.empty());
+        .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).listener((w, n, b, c) ->
+            metrics.retried()).build(), JOB, 0, java.util.OptionalLong.empty(), metrics);
+  }
+
+  /** A metric group that keeps what is registered in it, by name. */
+  static final class RecordingGroup extends UnregisteredMetricsGroup {
+    final Map<String, Metric> metrics = new HashMap<>();
+
+    @Override
+    public <C extends Counter> C counter(String name, C counter) {
+      metrics.put(name, counter);
+      return counter;
+    }
+
+    @Override
+    public Counter counter(String name) {
+      return counter(name, new SimpleCounter());
+    }
+
+    @Override
+    public <T, G extends Gauge<T>> G gauge(String name, G gauge) {
+      metrics.put(name, gauge);
+      return gauge;
+    }
+
+    @Override
+    public <H extends Histogram> H histogram(String name, H histogram) {
+      metrics.put(name, histogram);
+      return histogram;
+    }
+
+    @Override
+    public MetricGroup addGroup(String name) {
+      return this;
+    }
+
+    long count(String name) {
+      return ((Counter) metrics.get(name)).getCount();
+    }
+
+    Object value(String name) {
+      return ((Gauge<?>) metrics.get(name)).getValue();
+    }
+  }
+
+  @Test
+  void metricsCountRetriesPendingCommitsAndReplays() throws Exception {
+    ScriptedTarget target = new ScriptedTarget();
+    target.script.add(CommitOutcome.retryable(new RuntimeException("conflict")));
+    target.script.add(CommitOutcome.unknown(new RuntimeException("lost answer")));
+    RecordingGroup group = new RecordingGroup();
+    LakecommitCommitter committer = committer(target, 2, CommitMetrics.register(group));
+    ReplayTest.Request five = request(5);
+    ReplayTest.Request six = request(6);
+    committer.commit(List.of(five, six));
+    assertThat(group.value("pendingCheckpoints")).as("5 unsettled after 2 attempts, 6 behind it").isEqualTo(2);
+    assertThat(group.count("commitRetries")).isEqualTo(1);
+    assertThat(group.count("committedCheckpoints")).isZero();
+    assertThat(group.value("lastCommitDurationMs")).isEqualTo(-1L);
+
+    ReplayTest.Request fiveAgain = request(5);
+    fiveAgain.retries = 1;
+    ReplayTest.Request sixAgain = request(6);
+    sixAgain.retries = 1;
+    target.script.add(CommitOutcome.alreadyCommitted("the lost answer had landed"));
+    committer.commit(List.of(fiveAgain, sixAgain));
+    assertThat(group.count("commitRetries")).as("each further call is one more attempt").isEqualTo(3);
+    assertThat(group.count("replaysSkipped")).isEqualTo(1);
+    assertThat(group.count("committedCheckpoints")).as("6 only: 5 was already in the table").isEqualTo(1);
+    assertThat(group.value("pendingCheckpoints")).isEqualTo(0);
+    assertThat(((Histogram) group.metrics.get("commitLatencyMs")).getCount()).isEqualTo(1);
+    assertThat((Long) group.value("lastCommitDurationMs")).isGreaterThanOrEqualTo(0);
   }
 
   @Test

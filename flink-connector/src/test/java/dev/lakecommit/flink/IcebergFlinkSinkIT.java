@@ -231,7 +231,7 @@ class IcebergFlinkSinkIT {
   }
 
   /** Polls (bounded) until the table holds at least {@code min} rows; returns how many it holds. */
-  private static long awaitRows(String warehouse, String table, Set<Long> expected, long min, Duration timeout)
+  static long awaitRows(String warehouse, String table, Set<Long> expected, long min, Duration timeout)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (System.nanoTime() < deadline) {
@@ -246,7 +246,7 @@ class IcebergFlinkSinkIT {
     throw new AssertionError("Fewer than " + min + " rows committed within " + timeout);
   }
 
-  private static boolean tableExists(String warehouse, String table) {
+  static boolean tableExists(String warehouse, String table) {
     return CatalogUtil.buildIcebergCatalog("check", Map.of("type", "hadoop", "warehouse", warehouse),
         new org.apache.hadoop.conf.Configuration()).tableExists(TableIdentifier.parse(table));
   }

@@ -37,6 +37,8 @@ class ReplayTest {
   static class Request implements Committer.CommitRequest<CheckpointCommittable> {
     final CheckpointCommittable committable;
     final List<String> signals = new ArrayList<>();
+    /** What Flink would report: how often the request was left pending before. */
+    int retries;
 
     Request(CheckpointCommittable committable) {
       this.committable = committable;
@@ -49,7 +51,7 @@ class ReplayTest {
 
     @Override
     public int getNumberOfRetries() {
-      return 0;
+      return retries;
     }
 
     @Override
@@ -106,7 +108,7 @@ class ReplayTest {
     long epoch = core.claimEpoch(job, "ReplayTest");
     LakecommitCommitter committer =
         new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job, epoch,
-            java.util.OptionalLong.empty());
+            java.util.OptionalLong.empty(), TestJobs.noMetrics());
     Request first = new Request(committable);
     committer.commit(List.of(first));
     Table table = IcebergFlinkSinkIT.load(warehouse, "db.replay");

@@ -69,7 +69,7 @@ class RestoredCommitChecksTest {
     String old = "iceberg-table-uuid:00000000-0000-0000-0000-000000000001";
     CheckpointCommittable committable = staged(target, job, epoch, 1, 0, old);
     LakecommitCommitter committer = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
-        epoch, OptionalLong.of(1));
+        epoch, OptionalLong.of(1), TestJobs.noMetrics());
 
     assertThat(commit(committer, committable)).containsExactly("failed-unknown");
     committer.close();
@@ -93,7 +93,7 @@ class RestoredCommitChecksTest {
     String gone = firstFile(committable);
     Files.delete(Path.of(java.net.URI.create(gone.startsWith("file:") ? gone : "file:" + gone)));
     LakecommitCommitter committer = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
-        epoch, OptionalLong.of(1));
+        epoch, OptionalLong.of(1), TestJobs.noMetrics());
 
     assertThat(commit(committer, committable)).containsExactly("failed-unknown");
     committer.close();
@@ -113,7 +113,7 @@ class RestoredCommitChecksTest {
     String identity = target.open(TestJobs.ROW_TYPE).identity();
     CheckpointCommittable committable = staged(target, job, epoch, 1, 0, identity);
     LakecommitCommitter running = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
-        epoch, OptionalLong.empty());
+        epoch, OptionalLong.empty(), TestJobs.noMetrics());
     assertThat(commit(running, committable)).isEmpty();
     running.close();
     Table table = IcebergFlinkSinkIT.load(dir.toString(), TABLE);
@@ -124,7 +124,7 @@ class RestoredCommitChecksTest {
     String gone = firstFile(committable);
     Files.delete(Path.of(java.net.URI.create(gone.startsWith("file:") ? gone : "file:" + gone)));
     LakecommitCommitter restored = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
-        epoch, OptionalLong.of(1));
+        epoch, OptionalLong.of(1), TestJobs.noMetrics());
     assertThat(commit(restored, committable)).containsExactly("already-committed");
     restored.close();
     assertThat(failures).isEmpty();

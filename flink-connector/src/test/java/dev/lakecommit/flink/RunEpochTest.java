@@ -111,7 +111,7 @@ class RunEpochTest {
     SinkRecipe target = target();
     long first = sink.claimRunEpoch();
     LakecommitCommitter committer1 = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(),
-        job, first, OptionalLong.empty());
+        job, first, OptionalLong.empty(), TestJobs.noMetrics());
     List<String> committed = new ArrayList<>();
 
     LakecommitWriter writer1 = LakecommitWriter.open(target, TestJobs.ROW_TYPE, job, first,

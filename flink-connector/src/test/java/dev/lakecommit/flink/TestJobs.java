@@ -274,6 +274,11 @@ final class TestJobs {
     return missing;
   }
 
+  /** Committer metrics registered nowhere, for committers made outside Flink. */
+  static CommitMetrics noMetrics() {
+    return CommitMetrics.register(new org.apache.flink.metrics.groups.UnregisteredMetricsGroup());
+  }
+
   static Set<Long> range(long from, long count) {
     Set<Long> ids = new HashSet<>();
     for (long i = from; i < from + count; i++) {

@@ -1,0 +1,255 @@
+package dev.lakecommit.flink;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.ProcessBuilder.Redirect;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessSpec;
+import org.apache.flink.runtime.clusterframework.TaskExecutorProcessUtils;
+import org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint;
+import org.apache.flink.runtime.taskexecutor.TaskManagerRunner;
+import org.apache.flink.runtime.util.config.memory.ProcessMemoryUtils;
+
+/**
+ * A Flink standalone session cluster of real processes for tests: one JobManager and TaskManagers, each a child JVM
+ * started from the test classpath with Flink's own entry points ({@link StandaloneSessionClusterEntrypoint}, {@link
+ * TaskManagerRunner}), all on 127.0.0.1, configured by a {@code config.yaml} of the test's. TaskManagers get their
+ * memory as Flink's start scripts give it (JVM options and dynamic properties computed from the configuration), a
+ * resource id {@code tm-<n>} and a log {@code tm-<n>.log}. Jobs are submitted through the REST endpoint ({@link
+ * #restPort()}); {@link #rest} reads it.
+ *
+ * <p>No child outlives the test JVM: {@link #close()} and a shutdown hook SIGKILL them, and each halts by itself when
+ * its parent is gone ({@link FlinkChildMain}).
+ */
+final class FlinkProcessCluster implements AutoCloseable {
+  private static final Duration STARTUP = Duration.ofSeconds(120);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final Path dir;
+  private final Path confDir;
+  private final Configuration conf;
+  private final int restPort;
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final Map<String, Process> taskManagers = new LinkedHashMap<>();
+  private final Thread reaper = new Thread(this::destroyAll, "flink-child-jvm-reaper");
+  private Process jobManager;
+  private int started;
+
+  /**
+   * Writes the configuration: ports on 127.0.0.1, {@code slots} per TaskManager spread evenly, fast heartbeats (a
+   * killed TaskManager is declared dead within seconds), small memory, and {@code settings} on top.
+   */
+  FlinkProcessCluster(Path dir, int slots, Map<String, String> settings) {
+    this.dir = dir;
+    this.confDir = dir.resolve("conf");
+    this.restPort = freePort();
+    Map<String, String> yaml = new LinkedHashMap<>();
+    yaml.put("jobmanager.rpc.address", "127.0.0.1");
+    yaml.put("jobmanager.rpc.port", String.valueOf(freePort()));
+    yaml.put("jobmanager.bind-host", "127.0.0.1");
+    yaml.put("rest.address", "127.0.0.1");
+    yaml.put("rest.bind-address", "127.0.0.1");
+    yaml.put("rest.port", String.valueOf(restPort));
+    yaml.put("taskmanager.host", "127.0.0.1");
+    yaml.put("taskmanager.bind-host", "127.0.0.1");
+    yaml.put("taskmanager.numberOfTaskSlots", String.valueOf(slots));
+    yaml.put("taskmanager.load-balance.mode", "SLOTS");
+    yaml.put("heartbeat.interval", "1000");
+    yaml.put("heartbeat.timeout", "8000");
+    yaml.put("heartbeat.rpc-failure-threshold", "1");
+    yaml.put("taskmanager.memory.process.size", "1024m");
+    yaml.put("taskmanager.memory.framework.heap.size", "64m");
+    yaml.put("taskmanager.memory.framework.off-heap.size", "64m");
+    yaml.put("taskmanager.memory.managed.size", "64m");
+    yaml.put("taskmanager.memory.network.min", "32m");
+    yaml.put("taskmanager.memory.network.max", "32m");
+    yaml.put("taskmanager.memory.jvm-metaspace.size", "160m");
+    yaml.put("io.tmp.dirs", dir.resolve("tmp").toString());
+    yaml.putAll(settings);
+    try {
+      Files.createDirectories(confDir);
+      Files.createDirectories(dir.resolve("tmp"));
+      StringBuilder text = new StringBuilder();
+      yaml.forEach((k, v) -> text.append(k).append(": ").append(quote(v)).append('\n'));
+      Files.writeString(confDir.resolve("config.yaml"), text.toString(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot write the Flink configuration under " + confDir, e);
+    }
+    this.conf = Configuration.fromMap(yaml);
+    Runtime.getRuntime().addShutdownHook(reaper);
+  }
+
+  private static String quote(String value) {
+    return "'" + value.replace("'", "''") + "'";
+  }
+
+  int restPort() {
+    return restPort;
+  }
+
+  /** Starts the JobManager and {@code count} TaskManagers; returns once all TaskManagers are registered. */
+  FlinkProcessCluster start(int count) {
+    jobManager = launch("jm", List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"),
+        StandaloneSessionClusterEntrypoint.class, List.of("--configDir", confDir.toString()));
+    for (int i = 0; i < count; i++) {
+      startTaskManager();
+    }
+    awaitTaskManagers(count);
+    return this;
+  }
+
+  /** Starts one more TaskManager process; returns its resource id. */
+  synchronized String startTaskManager() {
+    String id = "tm-" + started++;
+    TaskExecutorProcessSpec spec = TaskExecutorProcessUtils.processSpecFromConfig(conf);
+    List<String> jvm = new ArrayList<>(Arrays.asList(ProcessMemoryUtils.generateJvmParametersStr(spec).split(" ")));
+    List<String> args = new ArrayList<>(List.of("--configDir", confDir.toString(), "-D",
+        "taskmanager.resource-id=" + id));
+    args.addAll(Arrays.asList(TaskExecutorProcessUtils.generateDynamicConfigsStr(spec).trim().split(" ")));
+    taskManagers.put(id, launch(id, jvm, TaskManagerRunner.class, args));
+    return id;
+  }
+
+  /** The TaskManagers started and not killed, by resource id. */
+  synchronized List<String> liveTaskManagers() {
+    return taskManagers.entrySet().stream().filter(e -> e.getValue().isAlive()).map(Map.Entry::getKey).toList();
+  }
+
+  /** SIGKILL of a TaskManager process; returns once it is gone. */
+  synchronized void kill(String taskManager) throws InterruptedException {
+    Process process = taskManagers.get(taskManager);
+    if (process == null) {
+      throw new IllegalArgumentException("No TaskManager " + taskManager + " (have " + taskManagers.keySet() + ")");
+    }
+    if (!process.destroyForcibly().waitFor(30, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") survived SIGKILL");
+    }
+  }
+
+  /** Polls (bounded) until {@code count} TaskManagers are registered and alive in the JobManager's view. */
+  void awaitTaskManagers(int count) {
+    long deadline = System.nanoTime() + STARTUP.toNanos();
+    String seen = "no answer";
+    while (System.nanoTime() < deadline) {
+      checkJobManagerAlive();
+      try {
+        JsonNode overview = rest("/overview");
+        seen = overview.toString();
+        if (overview.path("taskmanagers").asInt() >= count) {
+          return;
+        }
+      } catch (IOException e) {
+        seen = e.toString();
+      }
+      pause(200);
+    }
+    throw new IllegalStateException("The Flink cluster in " + dir + " did not get " + count + " TaskManagers within "
+        + STARTUP.toSeconds() + " s (" + seen + "); see the logs there");
+  }
+
+  /** A GET of the REST API, e.g. {@code /jobs/<id>/checkpoints}. */
+  JsonNode rest(String path) throws IOException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + path))
+        .timeout(Duration.ofSeconds(10)).GET().build();
+    try {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200) {
+        throw new IOException("GET " + path + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+      return JSON.readTree(response.body());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted: GET " + path, e);
+    }
+  }
+
+  /** The value of a job metric, e.g. {@code numRestarts}; -1 if the JobManager does not report it (yet). */
+  long jobMetric(String jobId, String metric) throws IOException {
+    for (JsonNode node : rest("/jobs/" + jobId + "/metrics?get=" + metric)) {
+      return node.path("value").asLong(-1);
+    }
+    return -1;
+  }
+
+  private void checkJobManagerAlive() {
+    if (jobManager != null && !jobManager.isAlive()) {
+      throw new IllegalStateException("The Flink JobManager exited with status " + jobManager.exitValue()
+          + "; see " + dir.resolve("jm.log"));
+    }
+  }
+
+  private Process launch(String name, List<String> jvmOptions, Class<?> entry, List<String> args) {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(jvmOptions);
+    command.addAll(List.of("-XX:+UseSerialGC", "-Djava.awt.headless=true",
+        "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+        "-cp", System.getProperty("java.class.path"), FlinkChildMain.class.getName(),
+        String.valueOf(ProcessHandle.current().pid()), entry.getName()));
+    command.addAll(args);
+    try {
+      return new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(Redirect.appendTo(dir.resolve(name + ".log").toFile())).start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot start the Flink process " + name, e);
+    }
+  }
+
+  private static void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while waiting for the Flink cluster", e);
+    }
+  }
+
+  private static int freePort() {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException("No free loopback port", e);
+    }
+  }
+
+  private synchronized void destroyAll() {
+    taskManagers.values().forEach(Process::destroyForcibly);
+    if (jobManager != null) {
+      jobManager.destroyForcibly();
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    destroyAll();
+    for (Process p : taskManagers.values()) {
+      p.onExit().join();
+    }
+    if (jobManager != null) {
+      jobManager.onExit().join();
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(reaper);
+    } catch (IllegalStateException shuttingDown) {
+      // the hook runs anyway
+    }
+  }
+}
