@@ -43,7 +43,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * runs unbounded in its own JVM (as users run it); once it committed a warm-up batch, {@code liveRows} messages are
  * produced at {@code rate} per second, each stamped with its produce time; then SIGTERM. Afterwards the table's own
  * history says when each became visible ({@link VisibleAt}: the first commit whose source position is past the
- * record's offset); {@code p50Millis} and {@code p99Millis} are the quantiles of (commit time − produce time).
+ * record's offset); {@code p50Millis} and {@code p99Millis} are the quantiles of (commit time − produce time), and
+ * each run prints them in a {@code LATENCY} line (JMH sums {@code EVENTS} counters over the iterations).
  *
  * <p>Run it: {@code java -cp "$CP" org.openjdk.jmh.Main KafkaIngestBenchmark -p rows=1000000}; the latency alone:
  * {@code java -cp "$CP" org.openjdk.jmh.Main 'KafkaIngestBenchmark.latency' -p rows=1000 -p liveRows=50000
