@@ -37,6 +37,9 @@ class BenchmarksSmokeTest {
     // MaintenanceBenchmark: 20 checkpoints with a round after every 5 (a few seconds per table).
     {"checkpoints", "20"},
     {"maintainEvery", "5"},
+    // KafkaIngestBenchmark.latency: 500 messages at 1,000/s into the tool in a child JVM (about 10 s per run).
+    {"liveRows", "500"},
+    {"rate", "1000"},
   };
 
   @Test

@@ -128,6 +128,99 @@ class KafkaIngestIT {
     assertThat(verify.out()).contains("\"duplicateKeys\" : 0").contains("\"lostKeys\" : 0");
   }
 
+  /**
+   * Backpressure, proven by counting: every commit is slow (a delay at the catalog boundary) and the producer is far
+   * ahead (the whole backlog is in the topic before the job starts), yet the records read from Kafka that no
+   * completed checkpoint holds never exceed what the configuration allows — the records of one checkpoint plus the
+   * reader's buffer (3 x max.poll.records - 1) — and the buffer's bytes stay under fetch.max.bytes plus one poll.
+   */
+  @Test
+  void aSlowCommitSlowsReadingInsteadOfGrowingWhatIsHeld() throws Exception {
+    int messages = 12_000;
+    int perCheckpoint = 1_000;
+    int maxPollRecords = 100;
+    int fetchMaxBytes = 4_096;
+    broker.createTopic("backlog", 3);
+    KafkaTopics.produce(broker, "backlog", 0, messages);
+    long largest = 0;
+    for (long id = 0; id < messages; id++) {
+      largest = Math.max(largest, Long.toString(id).length() + KafkaTopics.value(id).length());
+    }
+    Path wh = dir.resolve("slow-wh");
+    Files.createDirectories(wh);
+    dev.lakecommit.ingest.faults.SlowCommitFileIO.delay(java.time.Duration.ofMillis(150));
+    CliRun run;
+    try {
+      run = CliRun.of("ingest", "--input", input("backlog"), "--table", "load.backlog", "-C", "type=jdbc", "-C",
+          "uri=jdbc:sqlite:" + wh.resolve("catalog.db"), "-C", "jdbc.schema-version=V1", "-C", "warehouse="
+          + wh.toUri(), "-C", "io-impl=" + dev.lakecommit.ingest.faults.SlowCommitFileIO.class.getName(),
+          "--checkpoint-dir", dir.resolve("slow-checkpoints").toString(), "--schema", "id long, kind string, ts long",
+          "--checkpoint-every-records", Integer.toString(perCheckpoint), "--parallelism", "2", "--until", "end",
+          "-K", "max.poll.records=" + maxPollRecords, "-K", "fetch.max.bytes=" + fetchMaxBytes);
+    } finally {
+      dev.lakecommit.ingest.faults.SlowCommitFileIO.off();
+    }
+    assertThat(run.exitCode()).as("%s", run).isZero();
+    assertThat(run.out()).contains(String.format("Committed %,d rows", messages));
+    java.util.regex.Matcher held = java.util.regex.Pattern.compile("Read ahead of the completed checkpoints: at most"
+        + " ([0-9,]+) records; the reader's buffer at most ([0-9,]+) records, ([0-9,]+) bytes").matcher(run.out());
+    assertThat(held.find()).as("%s", run).isTrue();
+    long inFlight = Long.parseLong(held.group(1).replace(",", ""));
+    long buffered = Long.parseLong(held.group(2).replace(",", ""));
+    long bufferedBytes = Long.parseLong(held.group(3).replace(",", ""));
+    // a checkpoint is taken at its 1,000th record and completes before the next read: all of it was held then
+    assertThat(inFlight).isGreaterThanOrEqualTo(perCheckpoint)
+        .isLessThanOrEqualTo(perCheckpoint + 3L * maxPollRecords - 1);
+    assertThat(buffered).isPositive().isLessThanOrEqualTo(3L * maxPollRecords - 1);
+    assertThat(bufferedBytes).isPositive().isLessThanOrEqualTo(fetchMaxBytes + maxPollRecords * largest);
+    // every checkpoint's commit (and the run's epoch claim) met the delay; the backlog was far beyond the bound
+    assertThat(dev.lakecommit.ingest.faults.SlowCommitFileIO.delayed()).isGreaterThanOrEqualTo(messages
+        / perCheckpoint);
+    assertThat(messages).isGreaterThan(5 * (perCheckpoint + 3 * maxPollRecords));
+
+    CliRun verify = CliRun.of("verify", "--source", input("backlog"), "--table", "load.backlog", "-C", "type=jdbc",
+        "-C", "uri=jdbc:sqlite:" + wh.resolve("catalog.db"), "-C", "jdbc.schema-version=V1", "-C", "warehouse="
+        + wh.toUri(), "--key", "id", "--json");
+    assertThat(verify.exitCode()).as("%s", verify).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : " + messages).contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0");
+  }
+
+  /**
+   * {@code --group-id}: the offsets of each table commit are mirrored to the consumer group, for monitoring; the
+   * group is never read back — reset to 0 by someone else, it changes nothing about where the job resumes.
+   */
+  @Test
+  void committedOffsetsAreMirroredToTheConsumerGroupButNeverReadBack() throws Exception {
+    broker.createTopic("mirrored", 2);
+    KafkaTopics.produce(broker, "mirrored", 0, 500);
+    CliRun first = CliRun.of(ingest("mirrored", "--until", "end", "--group-id", "lake-monitor")
+        .toArray(String[]::new));
+    assertThat(first.exitCode()).as("%s", first).isZero();
+    Map<TopicPartition, Long> end = broker.endOffsets("mirrored");
+    assertThat(groupOffsets("lake-monitor")).isEqualTo(end);
+
+    Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> reset = new java.util.HashMap<>();
+    end.keySet().forEach(partition -> reset.put(partition, new org.apache.kafka.clients.consumer.OffsetAndMetadata(0)));
+    broker.admin().alterConsumerGroupOffsets("lake-monitor", reset).all().get(30, TimeUnit.SECONDS);
+    KafkaTopics.produce(broker, "mirrored", 500, 600);
+    CliRun second = CliRun.of(ingest("mirrored", "--until", "end", "--group-id", "lake-monitor")
+        .toArray(String[]::new));
+    assertThat(second.exitCode()).as("%s", second).isZero();
+    assertThat(second.out()).contains("Committed 100 rows");
+    assertThat(groupOffsets("lake-monitor")).isEqualTo(broker.endOffsets("mirrored"));
+    CliRun verify = verify("mirrored");
+    assertThat(verify.out()).contains("\"sourceRows\" : 600").contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0");
+  }
+
+  private static Map<TopicPartition, Long> groupOffsets(String group) throws Exception {
+    Map<TopicPartition, Long> offsets = new java.util.HashMap<>();
+    broker.admin().listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+        .forEach((partition, offset) -> offsets.put(partition, offset.offset()));
+    return offsets;
+  }
+
   /** Avro values in binary and single-object encoding, read with the writer schema given as a file. */
   @Test
   void avroValuesAreReadWithTheSchemaFile() throws Exception {

@@ -86,7 +86,7 @@ class KafkaKillIT {
   @Test
   void twoCopiesOnOneJobLoseAndDuplicateNothing() throws Exception {
     long seed = TestScale.seed();
-    int messages = TestScale.pick(30_000, 300_000);
+    int messages = TestScale.pick(30_000, 1_000_000);
     broker = KafkaBroker.inProcess(dir.resolve("kafka"));
     broker.createTopic("twice", 3);
     KafkaTopics.produce(broker, "twice", 0, messages);

@@ -391,8 +391,16 @@ public final class KafkaBroker implements AutoCloseable {
     if (topics.isEmpty()) {
       return "";
     }
-    Map<String, TopicDescription> descriptions =
-        await(admin().describeTopics(topics).allTopicNames(), "describe topics " + topics);
+    Map<String, TopicDescription> descriptions;
+    try {
+      descriptions = await(admin().describeTopics(topics).allTopicNames(), "describe topics " + topics);
+    } catch (IllegalStateException e) {
+      if (e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException) {
+        // a topic just created that the broker's metadata does not hold yet (seen on a loaded machine)
+        return String.join(", ", topics);
+      }
+      throw e;
+    }
     return descriptions.values().stream()
         .flatMap(d -> d.partitions().stream()
             .filter(p -> p.leader() == null || p.leader().isEmpty())

@@ -7,6 +7,7 @@ import dev.lakecommit.core.runtime.JobListener;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
+import dev.lakecommit.ingest.source.GroupOffsetsMirror;
 import dev.lakecommit.ingest.source.KafkaSource;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -57,12 +58,14 @@ final class KafkaIngest {
             .lag(source::lag);
         JobMetrics metrics = command.kafka.metricsPort == null ? null : new JobMetrics(command.kafka.metricsHost,
             command.kafka.metricsPort, jobId.value(), command.divertedTotal, source::lagByPartition);
-        PeriodicMaintenance maintenance = command.maintain.around(sink, metrics == null ? progress
-            : JobListener.both(metrics, progress))) {
+        GroupOffsetsMirror mirror = command.kafka.groupId == null ? null
+            : new GroupOffsetsMirror(kafka.input(), kafka.consumerProperties(), command.kafka.groupId);
+        PeriodicMaintenance maintenance = command.maintain.around(sink, observers(source, progress, metrics,
+            mirror))) {
       if (metrics != null) {
         out.printf("Metrics at http://%s:%d/metrics%n", command.kafka.metricsHost, metrics.port());
       }
-      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
+      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead, mirror));
       java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
       if (router != null) {
         builder.router(router);
@@ -75,8 +78,7 @@ final class KafkaIngest {
           .checkpointInterval(command.checkpointInterval)
           .restoreBehind(command.restoreBehind)
           .freshStartOnNewTarget(command.startAfreshOnNewTable)
-          .listener(maintenance != null ? maintenance : metrics == null ? progress
-              : JobListener.both(metrics, progress))
+          .listener(maintenance != null ? maintenance : observers(source, progress, metrics, mirror))
           .build()
           .run();
     }
@@ -85,12 +87,26 @@ final class KafkaIngest {
           source.skippedByGaps());
     }
     IngestCommand.report(out, access.describe(jobId), jobId, result);
+    out.printf("Read ahead of the completed checkpoints: at most %,d records; the reader's buffer at most %,d records,"
+        + " %,d bytes%n", source.readAhead().maxInFlight(), source.readAhead().maxBuffered(),
+        source.readAhead().maxBufferedBytes());
     RuntimeOptions.report(out, result);
     return command.diverted(out);
   }
 
-  /** Counts rows read and keeps the diverted total of the newest position; forwards the stream's polling. */
-  private CheckpointedSource<Record> counting(KafkaSource source, AtomicLong rows) {
+  /** What watches the job: the read-ahead count, progress, metrics if served, the group mirror if asked for. */
+  private static JobListener observers(KafkaSource source, Progress progress, JobMetrics metrics,
+      GroupOffsetsMirror mirror) {
+    JobListener listener = JobListener.both(source.readAhead(), metrics == null ? progress
+        : JobListener.both(metrics, progress));
+    return mirror == null ? listener : JobListener.both(listener, mirror);
+  }
+
+  /**
+   * Counts rows read and keeps the diverted total of the newest position (and tells the group mirror of it);
+   * forwards the stream's polling.
+   */
+  private CheckpointedSource<Record> counting(KafkaSource source, AtomicLong rows, GroupOffsetsMirror mirror) {
     return new CheckpointedSource<>() {
       @Override
       public SourceReader<Record> open(byte[] position) throws IOException {
@@ -124,6 +140,9 @@ final class KafkaIngest {
           public byte[] position() {
             byte[] at = reader.position();
             command.divertedTotal.set(KafkaSource.divertedAt(at));
+            if (mirror != null) {
+              mirror.position(at);
+            }
             return at;
           }
 

@@ -49,6 +49,11 @@ public final class KafkaOptions {
           + "single-object encoding. The table's columns follow it unless --schema is given.")
   java.nio.file.Path avroSchema;
 
+  @Option(names = "--group-id", paramLabel = "GROUP",
+      description = "Kafka: after each table commit, write the committed offsets to this consumer group, for tools "
+          + "that watch a group's lag. Never read back: the checkpoint and the table say where the job stands.")
+  String groupId;
+
   @Option(names = "--metrics-port", paramLabel = "PORT",
       description = "Serve the job's metrics in Prometheus text format at http://HOST:PORT/metrics (committed "
           + "records and checkpoints, commit latency p50/p99 and histogram, pending checkpoints, commit retries, bad "

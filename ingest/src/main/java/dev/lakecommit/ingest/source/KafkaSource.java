@@ -150,12 +150,16 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
       ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG);
 
+  /** The source's {@code max.poll.records} unless {@code -K} sets it. */
+  private static final int MAX_POLL_RECORDS = 10_000;
+
   private final Settings settings;
   private final Schema schema;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicLong lag = new AtomicLong(-1);
   private final Map<TopicPartition, Long> lagByPartition = new java.util.concurrent.ConcurrentHashMap<>();
   private final AtomicLong skippedByGaps = new AtomicLong();
+  private final ReadAhead readAhead = new ReadAhead();
   private BadRecordSink badRecords;
   private long maxBadRecords = Long.MAX_VALUE;
   private boolean ignoreUnknownColumns;
@@ -191,6 +195,11 @@ public final class KafkaSource implements CheckpointedSource<Record> {
 
   public Settings settings() {
     return settings;
+  }
+
+  /** What the job read that no completed checkpoint holds yet; a listener of the job that runs this source. */
+  public ReadAhead readAhead() {
+    return readAhead;
   }
 
   /** Hands records that do not parse or fit to this sink and goes on (default: they fail the job). */
@@ -305,7 +314,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     // Small fetches per partition and large polls: a poll holds a similar stretch of every partition, which the
     // reader hands out in timestamp order (see Reader#poll); -K overrides both.
     properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(128 * 1024));
-    properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "10000");
+    properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(MAX_POLL_RECORDS));
     properties.putAll(extra);
     properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, input.bootstrapServers());
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -384,6 +393,14 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private final Map<TopicPartition, Long> fetchedTo = new HashMap<>();
     /** When the reader began to hold records back for a partition that is behind (-1: not holding). */
     private long holdingSince = -1;
+    /**
+     * The reader's buffer: fetched, not handed out. It is filled only while below both limits, so it never holds
+     * more than {@code 3 x max.poll.records - 1} records or {@code fetch.max.bytes} plus one poll's bytes.
+     */
+    private final int bufferLimit;
+    private final long bufferByteLimit;
+    private long buffered;
+    private long bufferedBytes;
     private long diverted;
     private long nextDiscovery;
     private boolean ended;
@@ -391,6 +408,9 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     Reader(KafkaConsumer<byte[], byte[]> consumer, KafkaPosition restored) throws IOException {
       this.consumer = consumer;
       this.diverted = restored == null ? 0 : restored.diverted();
+      this.bufferLimit = 2 * intSetting(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, MAX_POLL_RECORDS);
+      this.bufferByteLimit = intSetting(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, ConsumerConfig.DEFAULT_FETCH_MAX_BYTES);
+      readAhead.cleared();
       List<TopicPartition> partitions = partitions(consumer, settings.input());
       if (restored != null) {
         for (TopicPartition stored : restored.offsets().keySet()) {
@@ -496,9 +516,13 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         }
         ConsumerRecord<byte[], byte[]> record = nextInTimestampOrder();
         if (record != null) {
+          long bytes = bytes(record);
+          buffered--;
+          bufferedBytes -= bytes;
           TopicPartition partition = new TopicPartition(record.topic(), record.partition());
           Long bound = end.get(partition);
           if (bound != null && record.offset() >= bound) {
+            readAhead.taken(bytes, false);
             continue;
           }
           long after = record.offset() + 1;
@@ -509,6 +533,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           }
           next.put(partition, after);
           Record parsed = parse(record);
+          readAhead.taken(bytes, parsed != null);
           if (parsed != null) {
             return parsed;
           }
@@ -534,10 +559,18 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           continue;
         }
         updateLag();
+        long fetchedBytes = 0;
         for (TopicPartition partition : records.partitions()) {
-          queues.computeIfAbsent(partition, p -> new java.util.ArrayDeque<>()).addAll(records.records(partition));
+          List<ConsumerRecord<byte[], byte[]>> fetched = records.records(partition);
+          queues.computeIfAbsent(partition, p -> new java.util.ArrayDeque<>()).addAll(fetched);
           fetchedTo.put(partition, consumer.position(partition));
+          for (ConsumerRecord<byte[], byte[]> one : fetched) {
+            fetchedBytes += bytes(one);
+          }
         }
+        buffered += records.count();
+        bufferedBytes += fetchedBytes;
+        readAhead.fetched(records.count(), fetchedBytes);
         if (records.isEmpty()) {
           return null;
         }
@@ -549,7 +582,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
      * checkpoint cut leaves no older event times behind it (each partition's own order is kept; its timestamps only
      * grow with the offset for producers that stamp records with their event time). While a partition with nothing
      * fetched is behind its end offset, records are held back for it — at most 500 ms at a time, so that a slow
-     * partition never stops the others. Null when nothing may be handed out now.
+     * partition never stops the others, and never while the buffer is at its limit (memory stays bounded whatever
+     * a partition does). Null when nothing may be handed out now.
      */
     private ConsumerRecord<byte[], byte[]> nextInTimestampOrder() {
       java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> first = null;
@@ -562,7 +596,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         holdingSince = -1;
         return null;
       }
-      if (partitionBehind()) {
+      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && partitionBehind()) {
         long now = System.nanoTime();
         if (holdingSince < 0) {
           holdingSince = now;
@@ -573,6 +607,26 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       }
       holdingSince = -1;
       return first.pollFirst();
+    }
+
+    private int intSetting(String key, int fallback) {
+      String value = settings.consumerProperties().get(key);
+      if (value == null) {
+        return fallback;
+      }
+      try {
+        int parsed = Integer.parseInt(value.trim());
+        if (parsed > 0) {
+          return parsed;
+        }
+      } catch (NumberFormatException e) {
+        // refused below, naming the option
+      }
+      throw new IllegalArgumentException("Invalid option -K " + key + "=" + value + " (must be a positive integer)");
+    }
+
+    private static long bytes(ConsumerRecord<byte[], byte[]> record) {
+      return Math.max(0, record.serializedKeySize()) + Math.max(0, record.serializedValueSize());
     }
 
     /** Whether a partition with no fetched record left is behind its end offset (as the last fetch told). */
