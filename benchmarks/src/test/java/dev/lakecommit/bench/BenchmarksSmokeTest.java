@@ -76,9 +76,8 @@ class BenchmarksSmokeTest {
           .as("score of %s %s", result.getParams().getBenchmark(), result.getParams().id())
           .isPositive();
     }
-    // 137 s measured on a heavily loaded 2-core machine; the bound only catches a smoke run that grew into a
-    // measurement.
-    assertThat(seconds).as("smoke run time in seconds").isLessThan(300);
+    // Printed, not asserted: a wall-time bound fails on a busy machine (the sizes above keep this a smoke run).
+    System.out.printf("BenchmarksSmokeTest: %d benchmark runs in %d s%n", results.size(), seconds);
   }
 
   private static Set<String> declaredBenchmarks() throws Exception {
