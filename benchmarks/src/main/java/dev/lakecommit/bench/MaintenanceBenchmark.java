@@ -63,7 +63,7 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code unmaintained}: nothing but the commits;
  *   <li>{@code maintained}: a maintenance round ({@link IcebergMaintenance#round}, under the table's lease) after
  *       every {@code maintainEvery} commits, on a thread of its own as the tool's {@code --maintain-every} and the
- *       Flink stage run it — compaction of all but the newest checkpoint's files, the manifest rewrite, expiry
+ *       Flink stage run it — the manifest rewrite, compaction of all but the newest checkpoint's files, expiry
  *       beyond the newest {@code maintainEvery} snapshots. {@code checkpoints} is a multiple of {@code
  *       maintainEvery}, so the table is scanned right after a round (best case: just before one, it also holds up
  *       to {@code maintainEvery} checkpoints of small files);
@@ -198,7 +198,8 @@ public class MaintenanceBenchmark {
    * The job: {@code commits} checkpoints of all rows, each writer writing its share of the checkpoint's rows on
    * its own thread and the committer committing once per checkpoint; with {@code maintain}, a round after every
    * {@code maintainEvery} commits on a thread of its own (a due round is skipped while one runs). Waits for a
-   * running round at the end, outside what a reader would see but inside the measured time.
+   * running round at the end, and runs the round due at the last commit if it was skipped, outside what a reader
+   * would see but inside the measured time.
    */
   private Table write(String name, int commits, boolean maintain) throws Exception {
     TableIdentifier identifier = TableIdentifier.of("bench", name);
@@ -301,6 +302,7 @@ public class MaintenanceBenchmark {
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicInteger failed = new AtomicInteger();
     private int commits;
+    private boolean lastSkipped;
 
     Rounds(IcebergMaintenance maintenance, int every) {
       this.maintenance = maintenance;
@@ -309,21 +311,37 @@ public class MaintenanceBenchmark {
     }
 
     void committed() {
-      if (++commits % every == 0 && running.compareAndSet(false, true)) {
-        thread.execute(() -> {
-          try {
-            maintenance.round(options, "MaintenanceBenchmark");
-          } catch (Exception e) {
-            failed.incrementAndGet();
-            LOG.warn("Maintenance round failed: {}", e.toString());
-          } finally {
-            running.set(false);
-          }
-        });
+      if (++commits % every == 0) {
+        lastSkipped = !running.compareAndSet(false, true);
+        if (!lastSkipped) {
+          thread.execute(this::round);
+        }
       }
     }
 
+    private void round() {
+      try {
+        maintenance.round(options, "MaintenanceBenchmark");
+      } catch (Exception e) {
+        failed.incrementAndGet();
+        LOG.warn("Maintenance round failed: {}", e.toString());
+      } finally {
+        running.set(false);
+      }
+    }
+
+    /**
+     * Waits for the running round; if the round due at the last commit was skipped because the one before still
+     * ran (rounds outlast {@code maintainEvery} commits on a loaded machine), runs it then, so that the table is
+     * always scanned right after a round, as the class comment says.
+     */
     void close() throws InterruptedException {
+      if (lastSkipped) {
+        thread.execute(() -> {
+          running.set(true);
+          round();
+        });
+      }
       thread.shutdown();
       if (!thread.awaitTermination(10, TimeUnit.MINUTES) || failed.get() > 0) {
         throw new IllegalStateException(failed.get() + " maintenance round(s) failed, or one never ended");

@@ -301,7 +301,7 @@ public final class LakecommitFlinkSink
 
     /**
      * Adds a post-commit maintenance stage (Iceberg tables): after every {@code everyCommits} checkpoint commits of
-     * this job, one round of what {@code options} asks for (compaction, manifest rewrite, optionally expiry and
+     * this job, one round of what {@code options} asks for (manifest rewrite, compaction, optionally expiry and
      * orphan removal) runs on a thread of its own under the table's maintenance lease, so that one round at a time
      * runs per table across jobs. Checkpoint commits never wait for it; a failed round is logged and retried at
      * the next. Off by default.

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
@@ -39,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * files carry that snapshot's sequence number as their data sequence number, so equality deletes committed after
  * it (upserts running meanwhile) still apply to them; the rewrite is validated from the planned snapshot, so a
  * concurrent rewrite of the same files or new position deletes against them make it fail, and it is dropped.
+ * Appends since the plan never conflict: a commit that only lost races to them is retried
+ * ({@link MaintenanceCommits}).
  * Only Parquet files of format-version 2+ tables are compacted.
  */
 public final class Compaction {
@@ -66,8 +69,17 @@ public final class Compaction {
   /** How a compaction ended. */
   public enum Outcome { NOTHING_TO_DO, COMMITTED, DROPPED_CONFLICT, UNKNOWN }
 
-  /** {@code snapshotId} is the rewrite's snapshot when committed; {@code reason} says why it was dropped. */
-  public record Result(Outcome outcome, long snapshotId, int filesRewritten, int filesAdded, String reason) {}
+  /**
+   * {@code snapshotId} is the rewrite's snapshot when committed; {@code reason} says why it was dropped;
+   * {@code commitAttempts} counts the catalog attempts of its commit, {@code lostRaces} those that lost to another
+   * commit (retried: see {@link MaintenanceCommits}).
+   */
+  public record Result(Outcome outcome, long snapshotId, int filesRewritten, int filesAdded, String reason,
+      int commitAttempts, int lostRaces) {
+    Result(Outcome outcome, String reason) {
+      this(outcome, -1, 0, 0, reason, 0, 0);
+    }
+  }
 
   static Plan plan(Table table, int keepCheckpoints) {
     if (keepCheckpoints < 0) {
@@ -143,47 +155,55 @@ public final class Compaction {
     return Long.MIN_VALUE;
   }
 
-  static Result run(Table table, Plan plan, Runnable beforeCommit) throws IOException {
+  /** Rewrites the plan's bins, reading {@code table}, and commits them to the table as {@code load} reads it then. */
+  static Result run(Table table, Supplier<Table> load, Plan plan, Runnable beforeCommit) throws IOException {
     if (plan.bins().isEmpty()) {
-      return new Result(Outcome.NOTHING_TO_DO, -1, 0, 0, "no partition has two or more small files");
+      return new Result(Outcome.NOTHING_TO_DO, "no partition has two or more small files");
     }
     List<DataFile> written = new ArrayList<>();
+    MaintenanceCommits.Attempts attempts;
     try {
       for (Bin bin : plan.bins()) {
         written.add(rewrite(table, plan, bin));
       }
       beforeCommit.run();
-      RewriteFiles rewrite = table.newRewrite()
-          .validateFromSnapshot(plan.snapshotId())
-          .dataSequenceNumber(plan.sequenceNumber())
-          .set(MAINTENANCE_KEY, "compaction");
-      plan.bins().forEach(bin -> bin.files().forEach(rewrite::deleteFile));
-      written.forEach(rewrite::addFile);
-      rewrite.commit();
+      // Every attempt is validated from the planned snapshot: appends since then never conflict, new deletes of
+      // the replaced files do (and drop the compaction); lost races are retried (see MaintenanceCommits).
+      attempts = MaintenanceCommits.commit(load, current -> {
+        RewriteFiles rewrite = current.newRewrite()
+            .validateFromSnapshot(plan.snapshotId())
+            .dataSequenceNumber(plan.sequenceNumber())
+            .set(MAINTENANCE_KEY, "compaction");
+        plan.bins().forEach(bin -> bin.files().forEach(rewrite::deleteFile));
+        written.forEach(rewrite::addFile);
+        return rewrite;
+      });
     } catch (ValidationException | CommitFailedException e) {
       LOG.info("Dropped the compaction of {} files of table {} planned at snapshot {}: {}", plan.files(),
           table.name(), plan.snapshotId(), e.getMessage());
       deleteQuietly(table, written);
-      return new Result(Outcome.DROPPED_CONFLICT, -1, 0, 0, e.getMessage());
+      return new Result(Outcome.DROPPED_CONFLICT, e.getMessage());
     } catch (CommitStateUnknownException e) {
       LOG.warn("Compaction of table {} has an unknown outcome; its {} new files stay (orphan removal takes them "
           + "if it did not land): {}", table.name(), written.size(), e.getMessage());
-      return new Result(Outcome.UNKNOWN, -1, 0, 0, e.getMessage());
+      return new Result(Outcome.UNKNOWN, e.getMessage());
     } catch (IOException | RuntimeException e) {
       deleteQuietly(table, written);
       throw e;
     }
-    table.refresh();
+    Table after = load.get();
     long snapshotId = -1; // the newest compaction in the history: a checkpoint commit may already be on top of it
-    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(table.currentSnapshot().snapshotId(), table::snapshot)) {
+    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(after.currentSnapshot().snapshotId(), after::snapshot)) {
       if ("compaction".equals(snapshot.summary().get(MAINTENANCE_KEY))) {
         snapshotId = snapshot.snapshotId();
         break;
       }
     }
-    LOG.info("Compacted {} files of table {} into {} in {} partitions (snapshot {})", plan.files(), table.name(),
-        written.size(), plan.bins().size(), snapshotId);
-    return new Result(Outcome.COMMITTED, snapshotId, plan.files(), written.size(), null);
+    LOG.info("Compacted {} files of table {} into {} in {} partitions (snapshot {}; {} commit attempts, {} lost to "
+        + "concurrent commits)", plan.files(), table.name(), written.size(), plan.bins().size(), snapshotId,
+        attempts.attempts(), attempts.lostRaces());
+    return new Result(Outcome.COMMITTED, snapshotId, plan.files(), written.size(), null, attempts.attempts(),
+        attempts.lostRaces());
   }
 
   private static DataFile rewrite(Table table, Plan plan, Bin bin) throws IOException {

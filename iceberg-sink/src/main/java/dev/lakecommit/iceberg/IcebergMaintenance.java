@@ -62,7 +62,8 @@ public final class IcebergMaintenance {
    * @throws IOException if a file cannot be read or written (nothing is committed; new files are deleted)
    */
   public Compaction.Result compact(int keepCheckpoints) throws IOException {
-    return Compaction.run(table(), Compaction.plan(table(), keepCheckpoints), beforeCompactionCommit);
+    Table table = table();
+    return Compaction.run(table, this::table, Compaction.plan(table, keepCheckpoints), beforeCompactionCommit);
   }
 
   /**
@@ -76,7 +77,7 @@ public final class IcebergMaintenance {
 
   /** Expires what {@link #planExpiry} names, in one commit, and deletes the files only they referenced. */
   public SnapshotExpiry.Result expireSnapshots(Instant olderThan, int retainLast) {
-    return SnapshotExpiry.run(table(), olderThan, retainLast);
+    return SnapshotExpiry.run(this::table, olderThan, retainLast);
   }
 
   /**
@@ -101,7 +102,7 @@ public final class IcebergMaintenance {
 
   /** Rewrites the small manifests of the plan, clustered by partition, in one commit. */
   public ManifestRewrite.Result rewriteManifests(int minSmall) {
-    return ManifestRewrite.run(table(), minSmall);
+    return ManifestRewrite.run(this::table, minSmall);
   }
 
   /**

@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One maintenance round under the table's lease: take it (or skip the round if another holds it), run the steps
- * the options ask for — compaction, manifest rewrite, snapshot expiry, orphan removal, each its own commit —
+ * the options ask for — manifest rewrite, compaction, snapshot expiry, orphan removal, each its own commit —
  * renewing the lease before each, and release it. A step that fails ends the round (the lease is released) with
  * its exception; a lost lease ends it before the next step.
  */
@@ -46,17 +46,20 @@ public final class MaintenanceRound {
     List<String> steps = new ArrayList<>();
     Compaction.Result compaction = null;
     try (MaintenanceLock.Lease lease = taken.get()) {
-      if (options.keepCheckpoints() > 0) {
-        compaction = maintenance.compact(options.keepCheckpoints());
-        steps.add("compaction " + compaction.outcome() + " (" + compaction.filesRewritten() + " files into "
-            + compaction.filesAdded() + ")");
-      }
+      // Manifests first: a compaction removes its files from every manifest that lists them, in each of its
+      // commit attempts, so it commits fastest (and wins its races with checkpoint commits) over few manifests.
       if (options.minSmallManifests() > 0) {
-        if (!lease.renew()) {
-          return lost(steps, compaction);
-        }
         ManifestRewrite.Result manifests = maintenance.rewriteManifests(options.minSmallManifests());
         steps.add("manifest rewrite: " + manifests.rewritten() + (manifests.dropped() ? " (dropped)" : ""));
+      }
+      if (options.keepCheckpoints() > 0) {
+        if (!steps.isEmpty() && !lease.renew()) {
+          return lost(steps, compaction);
+        }
+        compaction = maintenance.compact(options.keepCheckpoints());
+        steps.add("compaction " + compaction.outcome() + " (" + compaction.filesRewritten() + " files into "
+            + compaction.filesAdded() + ", " + compaction.commitAttempts() + " commit attempts, "
+            + compaction.lostRaces() + " lost to concurrent commits)");
       }
       if (options.retainLast() > 0) {
         if (!lease.renew()) {

@@ -1,9 +1,9 @@
 package dev.lakecommit.iceberg;
 
 import java.util.List;
+import java.util.function.Supplier;
 import org.apache.iceberg.ManifestContent;
 import org.apache.iceberg.ManifestFile;
-import org.apache.iceberg.RewriteManifests;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Rewrites the current snapshot's small data manifests (below the table's {@code commit.manifest.target-size-bytes})
  * into manifests clustered by partition, with Iceberg's {@code RewriteManifests}, once there are many of them: one
- * checkpoint commit adds at least one manifest, and every scan opens each. A rewrite that conflicts (a manifest it
- * replaces is gone) is dropped.
+ * checkpoint commit adds at least one manifest, and every scan opens each. A rewrite that conflicts is dropped;
+ * one that only lost races to checkpoint commits is retried ({@link MaintenanceCommits}).
  */
 public final class ManifestRewrite {
   private static final Logger LOG = LoggerFactory.getLogger(ManifestRewrite.class);
@@ -46,18 +46,20 @@ public final class ManifestRewrite {
     return new Plan(small.size() >= minSmall ? small : List.of(), target);
   }
 
-  static Result run(Table table, int minSmall) {
+  static Result run(Supplier<Table> load, int minSmall) {
+    Table table = load.get();
     Plan plan = plan(table, minSmall);
     if (plan.manifests().isEmpty()) {
       return new Result(0, false, "fewer than " + minSmall + " small manifests");
     }
     java.util.Set<String> chosen = new java.util.HashSet<>(plan.manifests());
-    RewriteManifests rewrite = table.rewriteManifests()
-        .rewriteIf(manifest -> manifest.content() == ManifestContent.DATA && chosen.contains(manifest.path()))
-        .clusterBy(file -> file.specId() + "|" + table.specs().get(file.specId()).partitionToPath(file.partition()))
-        .set(Compaction.MAINTENANCE_KEY, "rewrite-manifests");
     try {
-      rewrite.commit();
+      // A chosen manifest that a concurrent commit replaced is simply no longer there to rewrite.
+      MaintenanceCommits.commit(load, current -> current.rewriteManifests()
+          .rewriteIf(manifest -> manifest.content() == ManifestContent.DATA && chosen.contains(manifest.path()))
+          .clusterBy(file -> file.specId() + "|" + current.specs().get(file.specId()).partitionToPath(
+              file.partition()))
+          .set(Compaction.MAINTENANCE_KEY, "rewrite-manifests"));
     } catch (ValidationException | CommitFailedException e) {
       LOG.info("Dropped the manifest rewrite of table {}: {}", table.name(), e.getMessage());
       return new Result(0, true, e.getMessage());

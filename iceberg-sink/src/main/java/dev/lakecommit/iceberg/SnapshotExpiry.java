@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.iceberg.ExpireSnapshots;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -51,7 +52,8 @@ public final class SnapshotExpiry {
     return new Plan(expired, protectedBy, cutoff);
   }
 
-  static Result run(Table table, Instant olderThan, int retainLast) {
+  static Result run(Supplier<Table> load, Instant olderThan, int retainLast) {
+    Table table = load.get();
     List<String> deleted = java.util.Collections.synchronizedList(new ArrayList<>());
     Set<Long> before = new HashSet<>();
     table.snapshots().forEach(snapshot -> before.add(snapshot.snapshotId()));
@@ -64,9 +66,10 @@ public final class SnapshotExpiry {
       return new Result(List.of(), 0);
     }
     expire.commit();
-    table.refresh();
+    // Loaded anew: while the commit deleted files, checkpoint commits may have outrun what the table object can
+    // refresh from (a Hadoop table deletes metadata files beyond write.metadata.previous-versions-max).
     Set<Long> gone = new HashSet<>(before);
-    table.snapshots().forEach(snapshot -> gone.remove(snapshot.snapshotId()));
+    load.get().snapshots().forEach(snapshot -> gone.remove(snapshot.snapshotId()));
     List<Long> expired = new ArrayList<>(gone);
     java.util.Collections.sort(expired);
     LOG.info("Expired {} snapshots of table {} and deleted {} files only they referenced", expired.size(),

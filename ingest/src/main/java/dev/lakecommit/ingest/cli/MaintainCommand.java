@@ -23,8 +23,8 @@ import picocli.CommandLine.Spec;
 /**
  * {@code lakecommit maintain}: one round of table maintenance, each operation its own commit, safe while jobs
  * write the table and safe to run again after a crash (every step is planned from the table anew). Order:
- * compaction, manifest rewrite, snapshot expiry (which deletes the files compaction replaced once no snapshot
- * needs them), orphan removal; for Iceberg all under the table's maintenance lease ({@link MaintenanceLock}): while
+ * manifest rewrite (so that compaction edits few manifests), compaction, snapshot expiry (which deletes the files
+ * compaction replaced once no snapshot needs them), orphan removal; for Iceberg all under the table's maintenance lease ({@link MaintenanceLock}): while
  * another maintenance holds it, nothing is done (exit 3); it is renewed before each step. A Hive table:
  * {@code --compact} merges each partition's small files ({@link HiveMaintenance}), after deleting what the previous
  * round's merges replaced.
@@ -109,11 +109,11 @@ public final class MaintainCommand implements Callable<Integer> {
         return LakecommitCommand.JOB_FAILED;
       }
       try {
-        if (compact) {
-          exit = Math.max(exit, compact(maintenance, out));
-        }
-        if (rewriteManifests && renewed(lease, out)) {
+        if (rewriteManifests) {
           manifests(maintenance, out);
+        }
+        if (compact && (!rewriteManifests || renewed(lease, out))) {
+          exit = Math.max(exit, compact(maintenance, out));
         }
         if (expire && renewed(lease, out)) {
           expire(maintenance, out);

@@ -48,7 +48,7 @@ final class MaintainOptions {
     if (sink instanceof IcebergSink<?> iceberg) {
       IcebergMaintenance maintenance = iceberg.maintenance();
       return new PeriodicMaintenance(maintenance.toString(), () -> {
-        // one locked round: compaction of all but the newest N checkpoints, manifest rewrite, optional expiry
+        // one locked round: manifest rewrite, compaction of all but the newest N checkpoints, optional expiry
         dev.lakecommit.iceberg.MaintenanceOptions.Builder options =
             dev.lakecommit.iceberg.MaintenanceOptions.builder().keepCheckpoints(every);
         if (retainLast != null) {
