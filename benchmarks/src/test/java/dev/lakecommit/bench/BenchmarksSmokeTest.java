@@ -37,6 +37,9 @@ class BenchmarksSmokeTest {
     // MaintenanceBenchmark: 20 checkpoints with a round after every 5 (a few seconds per table).
     {"checkpoints", "20"},
     {"maintainEvery", "5"},
+    // PipelinedCommitBenchmark: 1 s of reading at 4 checkpoints per second, per variant.
+    {"jobSeconds", "1"},
+    {"checkpointMillis", "250"},
   };
 
   @Test
