@@ -166,7 +166,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
    */
   void persisted(long checkpointId, long recordCount) throws InterruptedException {
     if (!pipelined()) {
-      commitUpTo(checkpointId, false);
+      commitUpTo(checkpointId);
       listener.onCheckpointComplete(checkpointId, recordCount);
       return;
     }
@@ -179,7 +179,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
 
   /** Commits every pending checkpoint up to and including this one on the calling thread. */
   void commitNow(long checkpointId) throws InterruptedException {
-    commitUpTo(checkpointId, false);
+    commitUpTo(checkpointId);
   }
 
   /** Waits until every persisted checkpoint is committed (end of input, a stop); throws a commit's failure. */
@@ -263,10 +263,15 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     throw new JobFailedException("The committer of job " + jobId + " failed: " + t, t);
   }
 
+  /**
+   * The committer thread: one commit at a time of what is persisted, oldest first. With a backlog (commits slower
+   * than checkpoints) every persisted checkpoint is due at once, so a committer that coalesces (e.g. Iceberg's
+   * {@code coalescePendingAppends}) catches up in one commit; checkpoints not yet persisted are never due.
+   */
   private void commitLoop() {
     try {
       while (true) {
-        Persisted next;
+        long newestPersisted;
         synchronized (lock) {
           while (uncommitted.isEmpty() && !stopping) {
             lock.wait();
@@ -274,16 +279,15 @@ final class CheckpointCommitter<A> implements AutoCloseable {
           if (stopping) {
             return;
           }
-          next = uncommitted.peekFirst();
+          newestPersisted = uncommitted.peekLast().checkpointId();
         }
-        if (!commitUpTo(next.checkpointId(), true)) {
-          return;
+        synchronized (commitLock) {
+          TreeMap<Long, A> due = due(newestPersisted);
+          if (!due.isEmpty()) {
+            commitNext(due);
+          }
         }
-        listener.onCheckpointComplete(next.checkpointId(), next.recordCount());
-        synchronized (lock) {
-          uncommitted.removeFirst();
-          lock.notifyAll();
-        }
+        completeCommitted();
       }
     } catch (Throwable t) {
       synchronized (lock) {
@@ -296,23 +300,34 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     }
   }
 
-  /**
-   * Commits every pending checkpoint up to {@code lastId}, oldest first, each until its outcome is final; false
-   * if the committer thread was told to stop first.
-   */
-  private boolean commitUpTo(long lastId, boolean stoppable) throws InterruptedException {
+  /** Completes, oldest first, every persisted checkpoint with no pending commit at or below it. */
+  private void completeCommitted() {
+    while (true) {
+      Persisted first;
+      synchronized (lock) {
+        first = uncommitted.peekFirst();
+        if (first == null || (!pending.isEmpty() && pending.firstKey() <= first.checkpointId())) {
+          return;
+        }
+      }
+      listener.onCheckpointComplete(first.checkpointId(), first.recordCount());
+      synchronized (lock) {
+        uncommitted.removeFirst();
+        lock.notifyAll();
+      }
+    }
+  }
+
+  private TreeMap<Long, A> due(long lastId) {
+    synchronized (lock) {
+      return new TreeMap<>(pending.headMap(lastId, true));
+    }
+  }
+
+  /** Commits every pending checkpoint up to {@code lastId} on the calling thread, oldest first. */
+  private void commitUpTo(long lastId) throws InterruptedException {
     synchronized (commitLock) {
-      while (true) {
-        TreeMap<Long, A> due;
-        synchronized (lock) {
-          if (stoppable && stopping) {
-            return false;
-          }
-          due = new TreeMap<>(pending.headMap(lastId, true));
-        }
-        if (due.isEmpty()) {
-          return true;
-        }
+      for (TreeMap<Long, A> due = due(lastId); !due.isEmpty(); due = due(lastId)) {
         commitNext(due);
       }
     }
