@@ -99,34 +99,51 @@ abstract class HiveSinkSuite {
   // ---------------------------------------------------------------------------------------------------------------
   // The crash matrix
 
+  /**
+   * Synchronous commits everywhere; pipelined ones (up to 2 persisted checkpoints waiting for their commits) where
+   * the full matrices run (fast storage, or {@code -Plong}): in the default build, a crash after a commit landed
+   * and one half-way through a commit's moves.
+   */
   Stream<Arguments> crashPoints() {
     List<Arguments> cases = new ArrayList<>();
     List<String> runtimePoints = TestScale.isLong() ? CrashSchedule.ALL_POINTS
         : full() ? List.of(CrashSchedule.WRITE, CrashSchedule.PERSISTED, CrashSchedule.COMMIT_APPLIED)
         : List.of(CrashSchedule.COMMIT_APPLIED);
-    for (String point : runtimePoints) {
-      cases.add(Arguments.of(point, point.equals(CrashSchedule.WRITE) ? 120 : 3));
-    }
-    // Checkpoints 1 and 3 add partitions, 2 updates those of 1; each moves 6 files.
-    cases.add(Arguments.of(CommitHook.FILE_MOVED, 4));
-    cases.add(Arguments.of(CommitHook.BEFORE_WATERMARK, 3));
-    if (full()) {
-      cases.add(Arguments.of(CommitHook.PARTITIONS_ADDED, 3));
-      cases.add(Arguments.of(CommitHook.FILES_MOVED, 2));
-      cases.add(Arguments.of(CommitHook.STATS_UPDATED, 2));
-      cases.add(Arguments.of(CommitHook.SUCCESS_FILES, 3));
-      cases.add(Arguments.of(CommitHook.AFTER_WATERMARK, 2));
+    for (int uncommitted : uncommittedModes().toList()) {
+      boolean all = uncommitted == 0 || TestScale.isLong();
+      for (String point : runtimePoints) {
+        if (all || point.equals(CrashSchedule.COMMIT_APPLIED)) {
+          cases.add(Arguments.of(point, point.equals(CrashSchedule.WRITE) ? 120 : 3, uncommitted));
+        }
+      }
+      // Checkpoints 1 and 3 add partitions, 2 updates those of 1; each moves 6 files.
+      cases.add(Arguments.of(CommitHook.FILE_MOVED, 4, uncommitted));
+      if (all) {
+        cases.add(Arguments.of(CommitHook.BEFORE_WATERMARK, 3, uncommitted));
+      }
+      if (full() && all) {
+        cases.add(Arguments.of(CommitHook.PARTITIONS_ADDED, 3, uncommitted));
+        cases.add(Arguments.of(CommitHook.FILES_MOVED, 2, uncommitted));
+        cases.add(Arguments.of(CommitHook.STATS_UPDATED, 2, uncommitted));
+        cases.add(Arguments.of(CommitHook.SUCCESS_FILES, 3, uncommitted));
+        cases.add(Arguments.of(CommitHook.AFTER_WATERMARK, 2, uncommitted));
+      }
     }
     return cases.stream();
   }
 
-  @ParameterizedTest(name = "crash at {0} #{1}")
+  /** 0 (synchronous commits), and 2 (pipelined) where the full matrices run. */
+  Stream<Integer> uncommittedModes() {
+    return full() ? Stream.of(0, 2) : Stream.of(0);
+  }
+
+  @ParameterizedTest(name = "crash at {0} #{1}, {2} uncommitted")
   @MethodSource("crashPoints")
-  void everyCrashPointEndsWithExactlyTheSourceRows(String point, int occurrence) throws Exception {
+  void everyCrashPointEndsWithExactlyTheSourceRows(String point, int occurrence, int uncommitted) throws Exception {
     String table = HiveFixture.newTable("crash");
     CrashHarness.Outcome outcome = runJob(table, CrashSchedule.at(point, occurrence), true,
         crashes -> UnaryOperator.identity(), b -> b.createTable(SCHEMA, PARTITIONED).successFiles(true),
-        CRASH_ROWS);
+        CRASH_ROWS, new java.util.concurrent.CopyOnWriteArrayList<>(), uncommitted);
 
     assertThat(outcome.failure()).isNull();
     assertThat(outcome.crashes()).as("the crash point was reached").isEqualTo(1);
@@ -146,7 +163,7 @@ abstract class HiveSinkSuite {
     List<HiveTarget> targets = new java.util.concurrent.CopyOnWriteArrayList<>();
     CrashHarness.Outcome outcome = runJob(table, CrashSchedule.at(point, occurrence), true,
         crashes -> UnaryOperator.identity(), b -> b.createTable(SCHEMA, PARTITIONED).successFiles(true),
-        CRASH_ROWS, targets);
+        CRASH_ROWS, targets, 0);
 
     assertThat(outcome.failure()).isNull();
     assertThat(outcome.crashes()).as("the crash point was reached").isEqualTo(1);
@@ -167,8 +184,9 @@ abstract class HiveSinkSuite {
         Arguments.of(CommitHook.PARTITIONS_ADDED, 3));
   }
 
-  @Test
-  void randomCrashSchedulesEndWithExactlyTheSourceRows() throws IOException {
+  @ParameterizedTest(name = "{0} uncommitted")
+  @MethodSource("uncommittedModes")
+  void randomCrashSchedulesEndWithExactlyTheSourceRows(int uncommitted) throws IOException {
     long seed = TestScale.seed();
     Random random = new Random(seed);
     int schedules = TestScale.pick(1, 60);
@@ -176,7 +194,8 @@ abstract class HiveSinkSuite {
       CrashSchedule schedule = randomSchedule(random);
       String table = HiveFixture.newTable("random");
       CrashHarness.Outcome outcome = runJob(table, schedule, true, crashes -> UnaryOperator.identity(),
-          b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS);
+          b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS, new java.util.concurrent.CopyOnWriteArrayList<>(),
+          uncommitted);
       String context = "seed " + seed + " (-Dlakecommit.seed=" + seed + "), schedule " + i + " " + schedule;
       assertThat(outcome.failure()).as(context).isNull();
       assertThat(outcome.audit().exact()).as(context + ": " + outcome.audit()).isTrue();
@@ -509,20 +528,21 @@ abstract class HiveSinkSuite {
   CrashHarness.Outcome runJob(String table, CrashSchedule schedule, boolean check,
       Function<CrashSchedule, UnaryOperator<FileSystem>> fileSystems,
       UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf) throws IOException {
-    return runJob(table, schedule, check, fileSystems, configure, rowOf, new java.util.concurrent.CopyOnWriteArrayList<>());
+    return runJob(table, schedule, check, fileSystems, configure, rowOf,
+        new java.util.concurrent.CopyOnWriteArrayList<>(), 0);
   }
 
   /**
    * Runs the crash harness's job over a Hive sink whose target the runtime opens (each life claims a run epoch);
-   * {@code targets} gets every target opened.
+   * {@code targets} gets every target opened; {@code uncommitted} is the job's maxUncommittedCheckpoints.
    */
   CrashHarness.Outcome runJob(String table, CrashSchedule schedule, boolean check,
       Function<CrashSchedule, UnaryOperator<FileSystem>> fileSystems,
-      UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf, List<HiveTarget> targets)
-      throws IOException {
+      UnaryOperator<HiveSinkConfig.Builder> configure, LongFunction<Record> rowOf, List<HiveTarget> targets,
+      int uncommitted) throws IOException {
     HiveSinkConfig config = configure.apply(fixture().config(table).maxRowsPerFile(CONFIG.rowsPerFile())).build();
     Path checkpoints = Files.createTempDirectory(dir, "checkpoints");
-    return CrashHarness.run(checkpoints, CONFIG, schedule,
+    return CrashHarness.run(checkpoints, CONFIG.withMaxUncommitted(uncommitted), schedule,
         crashes -> new CrashingSink<>(HiveSink.forRecords(config)
             .idempotencyCheck(check)
             .commitHook((point, id) -> crashes.reach(point, id.checkpointId()))

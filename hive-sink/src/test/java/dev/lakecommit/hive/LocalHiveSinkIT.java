@@ -37,6 +37,8 @@ import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Hive sink suite on local disk, with a metastore on embedded Derby; plus what does not depend on the storage:
@@ -82,20 +84,23 @@ class LocalHiveSinkIT extends HiveSinkSuite {
    * staged and in its partition. With the checks the replay completes the move; without them it moves the file
    * again, and the table holds its rows twice.
    */
-  @Test
-  void withoutTheIdempotencyCheckAHalfDoneMoveIsDuplicated() throws Exception {
+  @ParameterizedTest(name = "{0} uncommitted")
+  @ValueSource(ints = {0, 1})
+  void withoutTheIdempotencyCheckAHalfDoneMoveIsDuplicated(int uncommitted) throws Exception {
     Function<CrashSchedule, UnaryOperator<FileSystem>> copyRename =
         crashes -> fs -> new CopyRenameFileSystem(fs, () -> crashes.reach(CopyRenameFileSystem.COPIED, -1));
     String unsafe = HiveFixture.newTable("unsafe");
     CrashHarness.Outcome duplicated = runJob(unsafe, CrashSchedule.at(CopyRenameFileSystem.COPIED, 4), false,
-        copyRename, b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS);
+        copyRename, b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS,
+        new java.util.concurrent.CopyOnWriteArrayList<>(), uncommitted);
 
     assertThat(duplicated.crashes()).as("failure %s", duplicated.failure()).isEqualTo(1);
     assertThat(duplicated.audit().duplicateKeys()).as(duplicated.audit().toString()).isPositive();
 
     String safe = HiveFixture.newTable("safe");
     CrashHarness.Outcome exact = runJob(safe, CrashSchedule.at(CopyRenameFileSystem.COPIED, 4), true,
-        copyRename, b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS);
+        copyRename, b -> b.createTable(SCHEMA, PARTITIONED), CRASH_ROWS,
+        new java.util.concurrent.CopyOnWriteArrayList<>(), uncommitted);
     assertThat(exact.crashes()).isEqualTo(1);
     assertExactlyOnce(safe, exact, false, CRASH_ROWS);
   }

@@ -5,8 +5,9 @@ import org.junit.jupiter.params.provider.Arguments;
 
 /** {@link IcebergCrashMatrixTest} over JDBC/PostgreSQL and Hive. */
 class IcebergCrashMatrixServersIT extends IcebergCrashMatrixTest {
-  static Stream<String> catalogs() {
-    return CatalogFixture.SERVER_NAMES.stream();
+  static Stream<Arguments> catalogs() {
+    return Stream.of(0, 2).flatMap(uncommitted -> catalogsFor(CatalogFixture.SERVER_NAMES, uncommitted).stream()
+        .map(catalog -> Arguments.of(catalog, uncommitted)));
   }
 
   static Stream<Arguments> pointsAndCatalogs() {

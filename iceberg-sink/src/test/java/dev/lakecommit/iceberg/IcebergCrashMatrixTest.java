@@ -26,7 +26,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The crash-point matrix of the standalone runtime, against real Iceberg tables: every crash point, restart,
- * then exactly the source rows in the table, read back with Iceberg's generic reader.
+ * then exactly the source rows in the table, read back with Iceberg's generic reader. Each case runs with
+ * synchronous commits and with pipelined ones (up to 2 persisted checkpoints waiting for their commits; 1 where
+ * the idempotency check is off, which keeps the replayed crash points those of synchronous commits); pipelined on
+ * one catalog in the default build, on every catalog in the long profile.
  */
 class IcebergCrashMatrixTest {
   /** 300 rows, 2 writers, a checkpoint every 50 rows: 6 checkpoints, each a snapshot of real Parquet files. */
@@ -41,17 +44,26 @@ class IcebergCrashMatrixTest {
 
   static Stream<Arguments> pointsAndCatalogs(List<String> catalogs) {
     List<Arguments> cases = new ArrayList<>();
-    for (String catalog : catalogs) {
-      for (String point : CrashSchedule.TARGET_POINTS) {
-        int occurrence = point.equals(CrashSchedule.WRITE) ? 150 : point.equals(CrashSchedule.EPOCH_CLAIMED) ? 1 : 3;
-        cases.add(Arguments.of(catalog, point, occurrence));
+    for (int uncommitted : new int[] {0, 2}) {
+      for (String catalog : catalogsFor(catalogs, uncommitted)) {
+        for (String point : CrashSchedule.TARGET_POINTS) {
+          int occurrence =
+              point.equals(CrashSchedule.WRITE) ? 150 : point.equals(CrashSchedule.EPOCH_CLAIMED) ? 1 : 3;
+          cases.add(Arguments.of(catalog, point, occurrence, uncommitted));
+        }
       }
     }
     return cases.stream();
   }
 
-  static Stream<String> catalogs() {
-    return CatalogFixture.NAMES.stream();
+  /** Every catalog synchronously; pipelined, the first one in the default build and all in the long profile. */
+  static List<String> catalogsFor(List<String> catalogs, int uncommitted) {
+    return uncommitted == 0 || TestScale.isLong() ? catalogs : catalogs.subList(0, 1);
+  }
+
+  static Stream<Arguments> catalogs() {
+    return Stream.of(0, 2).flatMap(uncommitted -> catalogsFor(CatalogFixture.NAMES, uncommitted).stream()
+        .map(catalog -> Arguments.of(catalog, uncommitted)));
   }
 
   private final List<AutoCloseable> servers = new ArrayList<>();
@@ -68,7 +80,7 @@ class IcebergCrashMatrixTest {
   }
 
   private CrashHarness.Outcome run(String catalog, Path base, CrashSchedule schedule, boolean check,
-      boolean manifests) throws IOException {
+      boolean manifests, int uncommitted) throws IOException {
     CatalogFixture fixture = fixture(catalog, base);
     IcebergSinkConfig config = IcebergSinkConfig.builder()
         .catalogProperties(fixture.properties())
@@ -80,7 +92,7 @@ class IcebergCrashMatrixTest {
         .writeManifests(manifests)
         .writerManifestMinFiles(1)
         .build();
-    return CrashHarness.run(base.resolve("checkpoints"), CONFIG, schedule,
+    return CrashHarness.run(base.resolve("checkpoints"), CONFIG.withMaxUncommitted(uncommitted), schedule,
         crashes -> new CrashingSink<>(IcebergSink.forRecords(config).idempotencyCheck(check), crashes),
         records(CONFIG.records()),
         () -> keys(fixture.newCatalog().loadTable(TestTables.IDENT)));
@@ -119,41 +131,42 @@ class IcebergCrashMatrixTest {
     return keys;
   }
 
-  @ParameterizedTest(name = "{0}: crash at {1} #{2}")
+  @ParameterizedTest(name = "{0}: crash at {1} #{2}, {3} uncommitted")
   @MethodSource("pointsAndCatalogs")
-  void everyCrashPointEndsWithExactlyTheSourceRows(String catalog, String point, int occurrence)
+  void everyCrashPointEndsWithExactlyTheSourceRows(String catalog, String point, int occurrence, int uncommitted)
       throws IOException {
-    CrashHarness.Outcome outcome = run(catalog, dir, CrashSchedule.at(point, occurrence), true, occurrence % 2 == 1);
+    CrashHarness.Outcome outcome =
+        run(catalog, dir, CrashSchedule.at(point, occurrence), true, occurrence % 2 == 1, uncommitted);
 
     assertThat(outcome.failure()).isNull();
     assertThat(outcome.crashes()).isEqualTo(1);
     assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
   }
 
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "{0}, {1} uncommitted")
   @MethodSource("catalogs")
-  void randomCrashSchedulesEndWithExactlyTheSourceRows(String catalog) throws IOException {
+  void randomCrashSchedulesEndWithExactlyTheSourceRows(String catalog, int uncommitted) throws IOException {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    int schedules = TestScale.pick(4, 100);
+    int schedules = TestScale.pick(uncommitted == 0 ? 4 : 2, 100);
     for (int i = 0; i < schedules; i++) {
       CrashSchedule schedule = CrashSchedule.random(random, CONFIG.writesPerLife(), CONFIG.checkpointsPerLife());
       Path base = Files.createDirectory(dir.resolve("schedule-" + i));
       // odd schedules add files one by one, even ones append the writers' manifests
-      CrashHarness.Outcome outcome = run(catalog, base, schedule, true, i % 2 == 0);
+      CrashHarness.Outcome outcome = run(catalog, base, schedule, true, i % 2 == 0, uncommitted);
       String context = "seed " + seed + " (-Dlakecommit.seed=" + seed + "), schedule " + i + " " + schedule;
       assertThat(outcome.failure()).as(context).isNull();
       assertThat(outcome.audit().exact()).as(context + ": " + outcome.audit()).isTrue();
     }
   }
 
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "{0}, {1} uncommitted")
   @MethodSource("catalogs")
-  void withoutTheIdempotencyCheckARestoreDuplicatesRows(String catalog) throws IOException {
+  void withoutTheIdempotencyCheckARestoreDuplicatesRows(String catalog, int uncommitted) throws IOException {
     // Files added one by one: a manifest appended twice is read once (Iceberg keys manifests by path), which
     // would hide the second commit from a row count, though not from the snapshot history.
     CrashHarness.Outcome outcome =
-        run(catalog, dir, CrashSchedule.at(CrashSchedule.COMMIT_APPLIED, 2), false, false);
+        run(catalog, dir, CrashSchedule.at(CrashSchedule.COMMIT_APPLIED, 2), false, false, Math.min(1, uncommitted));
 
     assertThat(outcome.crashes()).isEqualTo(1);
     assertThat(outcome.audit().duplicateKeys()).as(outcome.audit().toString()).isPositive();

@@ -15,6 +15,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code lakecommit ingest --input kafka://...} against a real Kafka broker (KRaft, in this JVM): read_committed,
@@ -69,36 +71,42 @@ class KafkaIngestIT {
     return response.body();
   }
 
-  @Test
-  void boundedRunsReadOnlyCommittedRecordsAndResumeExactly() throws Exception {
-    broker.createTopic("orders", 3);
-    try (KafkaProducer<String, String> producer = KafkaTopics.producer(broker, "orders-writer")) {
-      KafkaTopics.produce(producer, "orders", 0, 1_000, 100, false);
-      KafkaTopics.produce(producer, "orders", 5_000, 5_200, 100, true);
+  /** Synchronous and pipelined commits: the offsets in the table are those of the checkpoint each commit made. */
+  @ParameterizedTest(name = "--max-uncommitted-checkpoints {0}")
+  @ValueSource(strings = {"0", "2"})
+  void boundedRunsReadOnlyCommittedRecordsAndResumeExactly(String uncommitted) throws Exception {
+    String topic = "orders-" + uncommitted;
+    broker.createTopic(topic, 3);
+    try (KafkaProducer<String, String> producer = KafkaTopics.producer(broker, "orders-writer-" + uncommitted)) {
+      KafkaTopics.produce(producer, topic, 0, 1_000, 100, false);
+      KafkaTopics.produce(producer, topic, 5_000, 5_200, 100, true);
     }
 
-    CliRun first = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    CliRun first = CliRun.of(
+        ingest(topic, "--until", "end", "--max-uncommitted-checkpoints", uncommitted).toArray(String[]::new));
     assertThat(first.exitCode()).as("%s", first).isZero();
     assertThat(first.out()).contains("Committed 1,000 rows");
 
     // The table alone tells where the job stands: its offsets are the topic's end offsets.
     CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
-        "--json", "--input", input("orders"));
+        "--json", "--input", input(topic));
     assertThat(status.exitCode()).as("%s", status).isZero();
     assertThat(status.out()).contains("\"total-lag\" : 0");
-    CliRun again = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    CliRun again = CliRun.of(
+        ingest(topic, "--until", "end", "--max-uncommitted-checkpoints", uncommitted).toArray(String[]::new));
     assertThat(again.exitCode()).as("%s", again).isZero();
     assertThat(again.out()).contains("Nothing new to commit");
 
-    KafkaTopics.produce(broker, "orders", 1_000, 1_500);
-    CliRun third = CliRun.of(ingest("orders", "--until", "end").toArray(String[]::new));
+    KafkaTopics.produce(broker, topic, 1_000, 1_500);
+    CliRun third = CliRun.of(
+        ingest(topic, "--until", "end", "--max-uncommitted-checkpoints", uncommitted).toArray(String[]::new));
     assertThat(third.exitCode()).as("%s", third).isZero();
     assertThat(third.out()).contains("Committed 500 rows");
     String plain = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString())
         .out();
-    assertThat(plain).contains("committed offsets " + offsets(broker.endOffsets("orders")));
+    assertThat(plain).contains("committed offsets " + offsets(broker.endOffsets(topic)));
 
-    CliRun verify = verify("orders");
+    CliRun verify = verify(topic);
     assertThat(verify.exitCode()).as("%s", verify).isZero();
     assertThat(verify.out()).contains("\"sourceRows\" : 1500").contains("\"duplicateKeys\" : 0")
         .contains("\"lostKeys\" : 0");
@@ -274,32 +282,35 @@ class KafkaIngestIT {
    * The tool as a user runs it: unbounded in its own process. A partition added while it runs is read; SIGTERM
    * commits the current checkpoint and exits 0; a rerun continues exactly.
    */
-  @Test
-  void unboundedJobReadsNewPartitionsAndCommitsOnSigterm() throws Exception {
-    broker.createTopic("events", 2);
-    KafkaTopics.produce(broker, "events", 0, 600);
+  @ParameterizedTest(name = "--max-uncommitted-checkpoints {0}")
+  @ValueSource(strings = {"0", "2"})
+  void unboundedJobReadsNewPartitionsAndCommitsOnSigterm(String uncommitted) throws Exception {
+    String topic = "events-" + uncommitted;
+    broker.createTopic(topic, 2);
+    KafkaTopics.produce(broker, topic, 0, 600);
     int metricsPort;
     try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       metricsPort = free.getLocalPort();
     }
-    List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), ingest("events",
+    List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), ingest(topic,
         "--checkpoint-interval", "1s", "--partition-discovery-interval", "1s", "--job-id", "events-job",
-        "--metrics-port", Integer.toString(metricsPort), "--metrics-host", "127.0.0.1"));
+        "--metrics-port", Integer.toString(metricsPort), "--metrics-host", "127.0.0.1",
+        "--max-uncommitted-checkpoints", uncommitted));
     Path log = dir.resolve("run-1.log");
     Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     try {
       KillLoop.awaitOutput(process, log, "complete: 600 rows");
-      broker.addPartitions("events", 3);
-      KafkaTopics.produce(broker, "events", 600, 900);
+      broker.addPartitions(topic, 3);
+      KafkaTopics.produce(broker, topic, 600, 900);
       KillLoop.awaitOutput(process, log, "complete: 900 rows");
-      assertThat(Files.readString(log)).contains("Reading new Kafka partition events-2");
+      assertThat(Files.readString(log)).contains("Reading new Kafka partition " + topic + "-2");
       String metrics = scrape(metricsPort);
       assertThat(metrics).contains("lakecommit_committed_records_total{job=\"events-job\"} 900.0")
           .contains("lakecommit_commit_latency_quantile_seconds{job=\"events-job\",quantile=\"0.99\"}")
           .contains("lakecommit_commit_latency_seconds_bucket{job=\"events-job\",le=")
           .contains("lakecommit_pending_checkpoints{job=\"events-job\"} 0.0")
-          .contains("lakecommit_kafka_lag_records{job=\"events-job\",partition=\"2\",topic=\"events\"}");
-      KafkaTopics.produce(broker, "events", 900, 1_000);
+          .contains("lakecommit_kafka_lag_records{job=\"events-job\",partition=\"2\",topic=\"" + topic + "\"}");
+      KafkaTopics.produce(broker, topic, 900, 1_000);
       process.destroy(); // SIGTERM
       assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
     } catch (AssertionError e) {
@@ -309,11 +320,16 @@ class KafkaIngestIT {
     }
     assertThat(process.exitValue()).as(Files.readString(log)).isZero();
     assertThat(Files.readString(log)).contains("SIGTERM: committing the current checkpoint");
+    // Every checkpoint persisted before the stop is committed: the newest one holds no pending commit.
+    CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse",
+        dir.resolve("wh").toString(), "--job-id", "events-job", "--json");
+    assertThat(status.exitCode()).as("%s", status).isZero();
+    assertThat(status.out()).contains("\"pending-checkpoints\" : [ ]");
 
-    KafkaTopics.produce(broker, "events", 1_000, 1_100);
-    CliRun rerun = CliRun.of(ingest("events", "--until", "end", "--job-id", "events-job").toArray(String[]::new));
+    KafkaTopics.produce(broker, topic, 1_000, 1_100);
+    CliRun rerun = CliRun.of(ingest(topic, "--until", "end", "--job-id", "events-job").toArray(String[]::new));
     assertThat(rerun.exitCode()).as("%s", rerun).isZero();
-    CliRun verify = verify("events");
+    CliRun verify = verify(topic);
     assertThat(verify.exitCode()).as("%s", verify).isZero();
     assertThat(verify.out()).contains("\"sourceRows\" : 1100").contains("\"duplicateKeys\" : 0")
         .contains("\"lostKeys\" : 0");

@@ -3,9 +3,12 @@ package dev.lakecommit.core.runtime;
 import dev.lakecommit.core.CommitOutcome;
 
 /**
- * Told of the steps of a running job, on the coordinator thread, in this order per checkpoint: prepared,
- * persisted, committed (once per commit applied or skipped), complete. For progress output and metrics. A
- * listener must be quick; what it throws fails the job at that step (tests use that to crash a job there).
+ * Told of the steps of a running job, in this order per checkpoint: prepared, persisted, committed (once per commit
+ * applied or skipped), complete. For progress output and metrics. A listener must be quick; what it throws fails
+ * the job at that step (tests use that to crash a job there). Synchronous commits: every step comes from the
+ * coordinator thread. Pipelined commits ({@code StandaloneJob.Builder#maxUncommittedCheckpoints} above 0): the
+ * commit steps (committed, commit attempt failed, complete) come from the committer thread while the coordinator
+ * prepares and persists later checkpoints; the steps of both threads are passed one at a time, never at once.
  */
 public interface JobListener {
 
@@ -29,6 +32,12 @@ public interface JobListener {
 
   /** The checkpoint is durable and every pending commit up to it is done. */
   default void onCheckpointComplete(long checkpointId, long recordCount) {}
+
+  /**
+   * Pipelined commits only: reading stopped before checkpoint {@code nextCheckpointId} because {@code uncommitted}
+   * persisted checkpoints (the bound) wait for their commits; it goes on when the oldest is committed.
+   */
+  default void onWaitingForCommits(long nextCheckpointId, int uncommitted) {}
 
   /** No-op listener. */
   JobListener NONE = new JobListener() {};
@@ -70,6 +79,12 @@ public interface JobListener {
       public void onCheckpointComplete(long checkpointId, long recordCount) {
         first.onCheckpointComplete(checkpointId, recordCount);
         second.onCheckpointComplete(checkpointId, recordCount);
+      }
+
+      @Override
+      public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+        first.onWaitingForCommits(nextCheckpointId, uncommitted);
+        second.onWaitingForCommits(nextCheckpointId, uncommitted);
       }
     };
   }

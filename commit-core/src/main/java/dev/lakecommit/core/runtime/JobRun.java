@@ -1,7 +1,6 @@
 package dev.lakecommit.core.runtime;
 
 import dev.lakecommit.core.CommitId;
-import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
@@ -19,7 +18,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,12 +32,6 @@ final class JobRun<IN, C, S, A> {
   private final CommitTarget target;
   private final int attempt;
   private final JobId jobId;
-  private final TreeMap<Long, A> pending = new TreeMap<>();
-  private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
-  /** The source's commit position of each pending checkpoint that has one (CheckpointedSource#commitPosition). */
-  private final TreeMap<Long, String> pendingPositions = new TreeMap<>();
-  /** Whether the committer was given commit properties (a source position) that a later commit must clear. */
-  private boolean positionSet;
 
   /** This run's epoch: claimed in the target, or the store's attempt number for a sink without target. */
   private long epoch;
@@ -50,11 +42,9 @@ final class JobRun<IN, C, S, A> {
   private long recordsRead;
   private long roundRobin;
   private int checkpoints;
-  private int commits;
-  private int skippedCommits;
-  private int commitRetries;
-  private long commitRetryNanos;
   private StallWatchdog watchdog;
+  private volatile CheckpointCommitter<A> committer;
+  private JobListener listener;
   private volatile WriterPool<IN, C, S> activePool;
   private boolean persisting;
   private Exception failure;
@@ -76,7 +66,13 @@ final class JobRun<IN, C, S, A> {
       if (pool != null) {
         pool.interrupt();
       }
+      CheckpointCommitter<A> commits = committer;
+      if (commits != null) {
+        commits.interrupt();
+      }
     });
+    committer = new CheckpointCommitter<>(job, path, watchdog, this::lastCommitted);
+    listener = committer.listener();
     try {
       return runWatched();
     } catch (IOException | RuntimeException | InterruptedException e) {
@@ -136,8 +132,8 @@ final class JobRun<IN, C, S, A> {
     watchdog.phase("restoring from " + job.store.location());
     CheckpointRecord restored = restore();
     long restoredId = restored == null ? 0 : restored.checkpointId();
-    commitPending();
-    job.listener.onStart(attempt, restoredId, recordCount);
+    committer.commitNow(Long.MAX_VALUE);
+    listener.onStart(attempt, restoredId, recordCount);
 
     WriterPool<IN, C, S> pool = new WriterPool<>(jobId.value(), writers(restored), job.queueCapacity);
     activePool = pool;
@@ -146,6 +142,7 @@ final class JobRun<IN, C, S, A> {
     try (CheckpointedSource.SourceReader<IN> reader =
         job.source.open(restored == null ? null : restored.sourcePosition())) {
       pool.start();
+      committer.start();
       byte[] persistedPosition = restored == null ? null : restored.sourcePosition();
       long sinceCheckpoint = 0;
       long checkpointStart = System.nanoTime();
@@ -166,6 +163,7 @@ final class JobRun<IN, C, S, A> {
           }
           continue;
         }
+        committer.checkFailed();
         pool.send(route(record), record);
         watchdog.progressed();
         recordsRead++;
@@ -179,11 +177,15 @@ final class JobRun<IN, C, S, A> {
       if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
         checkpoint(pool, reader.position(), sinceCheckpoint);
       }
+      // The end of the input (or a stop asked for): every persisted checkpoint is committed before the run ends.
+      committer.drain();
+      committer.close();
       pool.finish();
       finished = true;
     } catch (Error crash) {
       // A crash (or a simulated one): nothing more runs; leftovers are cleaned on the next start.
       pool.stop();
+      committer.close();
       throw crash;
     } catch (IOException | RuntimeException | InterruptedException e) {
       if (watchdog.stalled()) {
@@ -195,6 +197,8 @@ final class JobRun<IN, C, S, A> {
         watchdog.progressed("cleaning up after " + e);
       }
       try {
+        // No commit starts after a failure; one being made ends first (a stalled one was interrupted).
+        committer.close();
         pool.stop();
         abortWriters(pool);
         deleteStagedOfFailedCheckpoint();
@@ -207,8 +211,9 @@ final class JobRun<IN, C, S, A> {
         closeWriters(pool);
       }
     }
-    return new JobResult(attempt, restoredId, lastCheckpointId, checkpoints, commits, skippedCommits,
-        recordsRead, recordCount, commitRetries, commitRetryNanos);
+    return new JobResult(attempt, restoredId, lastCheckpointId, checkpoints, committer.commits(),
+        committer.skippedCommits(), recordsRead, recordCount, committer.commitRetries(),
+        committer.commitRetryNanos());
   }
 
   /**
@@ -277,15 +282,11 @@ final class JobRun<IN, C, S, A> {
         if (entry.getKey() > committed) {
           checkStagedFilesExist(entry.getKey(), committable);
         }
-        pending.put(entry.getKey(), committable);
-        pendingBytes.put(entry.getKey(), entry.getValue());
-        String commitPosition = record.commitPositions().get(entry.getKey());
-        if (commitPosition != null) {
-          pendingPositions.put(entry.getKey(), commitPosition);
-        }
+        committer.add(entry.getKey(), committable, entry.getValue(),
+            record.commitPositions().get(entry.getKey()));
       }
       LOG.info("Restored job {} from checkpoint {} ({} records read so far, {} pending commits), attempt {}",
-          jobId, restoredId, recordCount, pending.size(), attempt);
+          jobId, restoredId, recordCount, committer.pendingCount(), attempt);
     }
     long keep = Math.max(restoredId, committed);
     long deleted = 0;
@@ -397,11 +398,12 @@ final class JobRun<IN, C, S, A> {
 
   private byte[] checkpoint(WriterPool<IN, C, S> pool, byte[] position, long records)
       throws IOException, InterruptedException {
+    committer.awaitRoom(nextCheckpointId);
     long id = nextCheckpointId++;
     watchdog.phase("preparing checkpoint " + id + " (writers closing their staged files)");
     List<WriterPool.Prepared<C, S>> prepared = pool.checkpoint(id);
     watchdog.progressed("persisting checkpoint " + id + " to " + job.store.location());
-    job.listener.onCheckpointPrepared(id);
+    listener.onCheckpointPrepared(id);
 
     List<C> infos = new ArrayList<>();
     List<byte[]> states = new ArrayList<>();
@@ -411,18 +413,15 @@ final class JobRun<IN, C, S, A> {
     }
     if (!infos.isEmpty()) {
       A combined = path.combine(new CommitId(jobId, id), infos);
-      pending.put(id, combined);
-      pendingBytes.put(id, VersionedSerialization.toBytes(path.serializer(), combined));
-      String commitPosition = job.source.commitPosition(position);
-      if (commitPosition != null) {
-        pendingPositions.put(id, commitPosition);
-      }
+      committer.add(id, combined, VersionedSerialization.toBytes(path.serializer(), combined),
+          job.source.commitPosition(position));
     }
     recordCount += records;
+    // Every commit whose outcome is not final yet goes into the record, also one the committer thread is making.
     CheckpointRecord record = new CheckpointRecord(jobId, id, Math.toIntExact(epoch), recordCount, position, states,
-        pendingBytes, targetIdentity, pendingPositions);
+        committer.pendingBytes(), targetIdentity, committer.pendingPositions());
     if (job.unsafeCommitBeforePersist) {
-      commitPending();
+      committer.commitNow(id);
     }
     persisting = true;
     job.store.persist(record);
@@ -430,120 +429,9 @@ final class JobRun<IN, C, S, A> {
     checkpoints++;
     lastCheckpointId = id;
     watchdog.progressed("checkpoint " + id + " persisted");
-    job.listener.onCheckpointPersisted(id);
-    commitPending();
-    job.listener.onCheckpointComplete(id, recordCount);
+    listener.onCheckpointPersisted(id);
+    committer.persisted(id, recordCount);
     return position;
-  }
-
-  /** Commits every pending checkpoint, oldest first, each until its outcome is final. */
-  private void commitPending() throws InterruptedException {
-    while (!pending.isEmpty()) {
-      // With several pending, the committer may merge the oldest ones into one commit carrying the newest id.
-      CommitPath.Next<A> next = path.next(pending);
-      long id = next.lastCheckpointId();
-      recordPosition(id);
-      long start = System.nanoTime();
-      watchdog.phase("committing checkpoint " + id);
-      int[] attempts = {0};
-      long[] firstFailure = {Long.MIN_VALUE};
-      boolean[] unknown = {false};
-      CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
-        int attemptNo = ++attempts[0];
-        CommitOutcome result = path.commit(next.committable());
-        if (result.isRetryable()) {
-          Throwable cause = result instanceof CommitOutcome.Retryable r
-              ? r.cause() : ((CommitOutcome.Unknown) result).cause();
-          commitRetries++;
-          unknown[0] |= result instanceof CommitOutcome.Unknown;
-          if (firstFailure[0] == Long.MIN_VALUE) {
-            firstFailure[0] = System.nanoTime();
-          }
-          watchdog.error(cause);
-          watchdog.phase("retrying the commit of checkpoint " + id + " (attempt " + attemptNo + " failed)");
-          job.listener.onCommitAttemptFailed(id, attemptNo, cause);
-        }
-        return result;
-      });
-      long duration = System.nanoTime() - start;
-      if (firstFailure[0] != Long.MIN_VALUE) {
-        commitRetryNanos += System.nanoTime() - firstFailure[0];
-      }
-      if (unknown[0] && outcome.isRetryable()) {
-        outcome = settle(id, outcome);
-      }
-      if (outcome instanceof CommitOutcome.Committed c) {
-        commits++;
-        LOG.info("Committed checkpoint {} of job {} as {} in {} ms", id, jobId, c.targetVersion(),
-            duration / 1_000_000);
-      } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
-        skippedCommits++;
-        LOG.info("Checkpoint {} of job {} was already committed ({}); skipped", id, jobId, a.reason());
-      } else if (outcome instanceof CommitOutcome.Fatal f && f.cause() instanceof FencedException fenced) {
-        throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " refused: "
-            + fenced.getMessage() + ". This run committed nothing of checkpoint " + id + " and deletes only files"
-            + " it staged itself.", fenced);
-      } else if (outcome instanceof CommitOutcome.Fatal f) {
-        throw new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
-            + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
-            + job.store.location() + "; fix the cause and run the job again.", f.cause());
-      } else if (outcome instanceof CommitOutcome.Retryable r && !unknown[0]) {
-        throw gaveUp(id, r.cause());
-      } else {
-        Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause()
-            : ((CommitOutcome.Unknown) outcome).cause();
-        throw new JobFailedException("The outcome of the commit of checkpoint " + id + " of job " + jobId
-            + " is unknown after " + attempts[0] + " attempts (the target did not answer whether an attempt landed; "
-            + "last: " + cause.getMessage() + "). It is committed once either way: the next run of the job reads the"
-            + " target and commits it only if it did not land. The checkpoint is durable in " + job.store.location()
-            + ".", cause);
-      }
-      for (long covered : new ArrayList<>(pending.headMap(id, true).keySet())) {
-        pending.remove(covered);
-        pendingBytes.remove(covered);
-        pendingPositions.remove(covered);
-        watchdog.progressed("committed checkpoint " + covered);
-        job.listener.onCommitted(covered, outcome, duration);
-      }
-    }
-  }
-
-  /**
-   * The commit of checkpoint {@code id} sets the source position it was taken at in the table, next to the
-   * watermark (CommitId#sourcePositionKey); a commit without one sets none.
-   */
-  private void recordPosition(long id) {
-    String position = pendingPositions.get(id);
-    if (position != null) {
-      positionSet = path.commitProperties(Map.of(CommitId.sourcePositionKey(jobId), position));
-    } else if (positionSet) {
-      path.commitProperties(Map.of());
-      positionSet = false;
-    }
-  }
-
-  /**
-   * After an attempt of unknown outcome, asks the target once whether the checkpoint landed: committed if the
-   * target holds it; otherwise, or if the target cannot answer, the outcome stays as it was.
-   */
-  private CommitOutcome settle(long id, CommitOutcome outcome) {
-    try {
-      OptionalLong committed = lastCommitted();
-      if (committed.isPresent() && committed.getAsLong() >= id) {
-        LOG.info("Checkpoint {} of job {} landed in an attempt of unknown outcome (the target holds checkpoint {})",
-            id, jobId, committed.getAsLong());
-        return CommitOutcome.alreadyCommitted("an attempt of unknown outcome landed");
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("Could not settle the commit of checkpoint {} of job {}: {}", id, jobId, e.toString());
-    }
-    return outcome;
-  }
-
-  private JobFailedException gaveUp(long id, Throwable cause) {
-    return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
-        + job.commitRetry.maxAttempts() + " attempts: " + cause.getMessage() + ". The checkpoint is durable in "
-        + job.store.location() + "; run the job again to retry the commit.", cause);
   }
 
   /**

@@ -14,8 +14,9 @@ import java.util.function.ToIntBiFunction;
 /**
  * Runs a job on its own, without an engine: reads a {@link CheckpointedSource} on the calling thread, feeds N
  * writer threads, and takes checkpoints by record count, by interval and at the end of the input. Each checkpoint
- * is persisted durably before anything of it is committed; commits run oldest first. Running the same job again
- * (same job id and checkpoint store) resumes from its last complete checkpoint.
+ * is persisted durably before anything of it is committed; commits run oldest first, synchronously or, with
+ * {@link Builder#maxUncommittedCheckpoints}, on a committer thread while the next checkpoints are read. Running
+ * the same job again (same job id and checkpoint store) resumes from its last complete checkpoint.
  *
  * <pre>{@code
  * JobResult result = StandaloneJob.builder(sink, source)
@@ -30,6 +31,9 @@ import java.util.function.ToIntBiFunction;
  * @param <IN> records read and written
  */
 public final class StandaloneJob<IN> {
+  /** Commits are synchronous unless a job asks for pipelining: see {@link Builder#maxUncommittedCheckpoints}. */
+  public static final int DEFAULT_MAX_UNCOMMITTED_CHECKPOINTS = 0;
+
   final Sink<IN, ?, ?> sink;
   final CheckpointedSource<IN> source;
   final JobId jobId;
@@ -47,6 +51,7 @@ public final class StandaloneJob<IN> {
   final Duration stallTimeout;
   final String endpoints;
   final Supplier<String> errorProbe;
+  final int maxUncommittedCheckpoints;
 
   private StandaloneJob(Builder<IN> builder) {
     this.sink = builder.sink;
@@ -66,6 +71,7 @@ public final class StandaloneJob<IN> {
     this.stallTimeout = builder.stallTimeout;
     this.endpoints = builder.endpoints;
     this.errorProbe = builder.errorProbe;
+    this.maxUncommittedCheckpoints = builder.maxUncommittedCheckpoints;
   }
 
   public static <IN> Builder<IN> builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
@@ -110,6 +116,7 @@ public final class StandaloneJob<IN> {
     private Duration stallTimeout;
     private String endpoints;
     private Supplier<String> errorProbe;
+    private int maxUncommittedCheckpoints = DEFAULT_MAX_UNCOMMITTED_CHECKPOINTS;
 
     private Builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
       this.sink = Objects.requireNonNull(sink, "sink");
@@ -215,6 +222,22 @@ public final class StandaloneJob<IN> {
      */
     public Builder<IN> freshStartOnNewTarget(boolean enabled) {
       this.freshStartOnNewTarget = enabled;
+      return this;
+    }
+
+    /**
+     * Pipelined commits: how many persisted checkpoints may wait for their commits while the job reads and writes
+     * on (default {@value #DEFAULT_MAX_UNCOMMITTED_CHECKPOINTS}). With 0, each checkpoint is committed before the
+     * next record is read, so reading waits for every commit. With K above 0, one committer thread commits the
+     * persisted checkpoints, oldest first, while the writers go on with the next ones; at a checkpoint the job
+     * waits while K are uncommitted. A slow catalog then costs throughput only when a commit takes longer than K
+     * checkpoint intervals. Either way a checkpoint is durable, with its source position, before its commit
+     * starts; a failed commit stops reading at the next record and fails the job with the commit's error; the end
+     * of the input waits for every commit.
+     */
+    public Builder<IN> maxUncommittedCheckpoints(int checkpoints) {
+      check(checkpoints >= 0, "Invalid uncommitted checkpoint count: %s (must be >= 0)", checkpoints);
+      this.maxUncommittedCheckpoints = checkpoints;
       return this;
     }
 

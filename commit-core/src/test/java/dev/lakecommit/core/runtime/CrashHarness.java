@@ -25,7 +25,11 @@ import java.util.function.Supplier;
 public final class CrashHarness {
   private static final int MAX_LIVES = 20;
 
-  /** The job and the unsafe switches that must make the audit fail. */
+  /**
+   * The job and the unsafe switches that must make the audit fail.
+   *
+   * @param maxUncommitted the job's {@code maxUncommittedCheckpoints}: 0 commits synchronously, K pipelines
+   */
   public record Config(
       long records,
       int parallelism,
@@ -33,7 +37,15 @@ public final class CrashHarness {
       int rowsPerFile,
       boolean skipIdempotencyCheck,
       boolean commitBeforePersist,
-      RestoreBehindPolicy restoreBehind) {
+      RestoreBehindPolicy restoreBehind,
+      int maxUncommitted) {
+
+    /** Synchronous commits. */
+    public Config(long records, int parallelism, long checkpointEvery, int rowsPerFile, boolean skipIdempotencyCheck,
+        boolean commitBeforePersist, RestoreBehindPolicy restoreBehind) {
+      this(records, parallelism, checkpointEvery, rowsPerFile, skipIdempotencyCheck, commitBeforePersist,
+          restoreBehind, 0);
+    }
 
     public static Config small() {
       return new Config(600, 3, 53, 20, false, false, RestoreBehindPolicy.FAIL);
@@ -41,11 +53,18 @@ public final class CrashHarness {
 
     public Config withSkipIdempotencyCheck() {
       return new Config(records, parallelism, checkpointEvery, rowsPerFile, true, commitBeforePersist,
-          restoreBehind);
+          restoreBehind, maxUncommitted);
     }
 
     public Config withCommitBeforePersist(RestoreBehindPolicy policy) {
-      return new Config(records, parallelism, checkpointEvery, rowsPerFile, skipIdempotencyCheck, true, policy);
+      return new Config(records, parallelism, checkpointEvery, rowsPerFile, skipIdempotencyCheck, true, policy,
+          maxUncommitted);
+    }
+
+    /** Pipelined commits: at most {@code k} persisted checkpoints wait for their commits (0: synchronous). */
+    public Config withMaxUncommitted(int k) {
+      return new Config(records, parallelism, checkpointEvery, rowsPerFile, skipIdempotencyCheck,
+          commitBeforePersist, restoreBehind, k);
     }
 
     /** Roughly how many writes and checkpoints one uninterrupted life makes: bounds for random schedules. */
@@ -100,6 +119,7 @@ public final class CrashHarness {
           .restoreBehind(config.restoreBehind())
           .listener(new CrashingListener(schedule))
           .unsafeCommitBeforePersist(config.commitBeforePersist())
+          .maxUncommittedCheckpoints(config.maxUncommitted())
           .build();
       try {
         completed.add(job.run());

@@ -35,6 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A job that cannot make progress fails after its stall timeout with a message naming what it was doing, its
@@ -66,13 +68,16 @@ class StallTimeoutTest {
         .maxBackoff(Duration.ofMillis(20)).totalTimeout(Duration.ofHours(1)).build();
   }
 
-  @Test
-  void aCatalogOutageLongerThanTheStallTimeoutFailsTheJobNamingEndpointAndLastError() throws Exception {
+  /** Synchronous and pipelined commits: pipelined, the job reads on until 2 checkpoints wait, then stalls. */
+  @ParameterizedTest(name = "{0} uncommitted")
+  @ValueSource(ints = {0, 2})
+  void aCatalogOutageLongerThanTheStallTimeoutFailsTheJobNamingEndpointAndLastError(int uncommitted)
+      throws Exception {
     OutageSink down = new OutageSink(new DirectoryTableSink(table(), CrashSchedule.none(), 30), 4, -1, null);
     long start = System.nanoTime();
 
     assertThatThrownBy(() -> job(down).commitRetry(patientRetries()).stallTimeout(Duration.ofMillis(800))
-        .build().run())
+        .maxUncommittedCheckpoints(uncommitted).build().run())
         .isInstanceOf(JobFailedException.class)
         .hasMessageContaining("Job stall made no progress for")
         .hasMessageContaining("retrying the commit of checkpoint 4")
@@ -83,9 +88,9 @@ class StallTimeoutTest {
     assertThat(down.failedAttempts.get()).isGreaterThan(3);
     assertThat(table().watermark(JOB)).hasValue(3);
 
-    // The outage is over: the rerun commits the durable checkpoint 4 and goes on.
+    // The outage is over: the rerun commits the durable checkpoint 4 (and 5, pipelined) and goes on.
     JobResult rerun = job(new DirectoryTableSink(table(), CrashSchedule.none(), 30)).build().run();
-    assertThat(rerun.restoredCheckpointId()).isEqualTo(4);
+    assertThat(rerun.restoredCheckpointId()).isEqualTo(uncommitted == 0 ? 4 : 5);
     assertThat(Audit.of(1000, table().read().keys()).exact()).isTrue();
   }
 

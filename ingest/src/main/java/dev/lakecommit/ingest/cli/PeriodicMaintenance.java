@@ -115,4 +115,9 @@ final class PeriodicMaintenance implements JobListener, AutoCloseable {
   public void onCheckpointComplete(long checkpointId, long recordCount) {
     delegate.onCheckpointComplete(checkpointId, recordCount);
   }
+
+  @Override
+  public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+    delegate.onWaitingForCommits(nextCheckpointId, uncommitted);
+  }
 }

@@ -12,7 +12,8 @@ import java.util.StringJoiner;
 import picocli.CommandLine.Option;
 
 /**
- * How long a job may go without progress, and how often a commit is retried. Transport errors of storage (S3
+ * How long a job may go without progress, how often a commit is retried, and how many checkpoints may wait for
+ * their commits. Transport errors of storage (S3
  * throttling, resets, 5xx) are not retried here: the storage client owns them ({@code s3.retry.*} for S3FileIO,
  * {@code fs.s3a.*} for S3A, set with {@code -C}); these options cover commit outcomes and the job as a whole.
  */
@@ -35,11 +36,19 @@ public final class RuntimeOptions {
           + "to at most 10s with 20%% jitter (default: 5m).")
   Duration commitRetryTimeout;
 
+  @Option(names = "--max-uncommitted-checkpoints", paramLabel = "N", defaultValue = "0",
+      description = "Pipelined commits: up to N checkpoints may be written and durable but not yet committed while "
+          + "the job reads on; a committer thread commits them in order, and the job waits at a checkpoint while N "
+          + "are uncommitted. 0 commits each checkpoint before reading on (default: ${DEFAULT-VALUE}). With a slow "
+          + "catalog, 2 keeps reading at full speed while a commit takes up to two checkpoint intervals.")
+  int maxUncommittedCheckpoints;
+
   /** Applies the options, and names what the job talks to (without credentials) for its failure messages. */
   <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableAccess table) {
     Map<String, String> properties = table.endpointProperties();
     check();
     return job.stallTimeout(stallTimeout)
+        .maxUncommittedCheckpoints(maxUncommittedCheckpoints)
         .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts).totalTimeout(commitRetryTimeout).build())
         .endpoints(endpoints(properties))
         .errorProbe(StorageErrors::last);
@@ -49,6 +58,10 @@ public final class RuntimeOptions {
   void check() {
     if (commitAttempts < 1) {
       throw new IllegalArgumentException("Invalid option --commit-retries: " + commitAttempts + " (must be >= 1)");
+    }
+    if (maxUncommittedCheckpoints < 0) {
+      throw new IllegalArgumentException("Invalid option --max-uncommitted-checkpoints: " + maxUncommittedCheckpoints
+          + " (must be >= 0)");
     }
     if (stallTimeout.isNegative() || stallTimeout.isZero()) {
       throw new IllegalArgumentException("Invalid option --stall-timeout: " + stallTimeout + " (must be > 0)");

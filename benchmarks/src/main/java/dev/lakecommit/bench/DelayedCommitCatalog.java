@@ -1,0 +1,101 @@
+package dev.lakecommit.bench;
+
+import java.util.Map;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+
+/**
+ * A Hadoop catalog whose every commit takes {@code commit-delay-ms} longer, as a far or busy catalog service's
+ * does: the delay is injected at the catalog boundary, in {@link TableOperations#commit}, before the commit is
+ * made, so what the committer sees is a slow catalog, not a slow client. Loaded by {@code catalog-impl}.
+ */
+public final class DelayedCommitCatalog extends HadoopCatalog {
+  /** Catalog property: milliseconds every table commit waits before it is made (default 0). */
+  public static final String COMMIT_DELAY_MS = "commit-delay-ms";
+
+  private long delayMillis;
+
+  @Override
+  public void initialize(String name, Map<String, String> properties) {
+    String delay = properties.getOrDefault(COMMIT_DELAY_MS, "0");
+    try {
+      this.delayMillis = Long.parseLong(delay);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("Invalid catalog property " + COMMIT_DELAY_MS + ": " + delay, e);
+    }
+    if (delayMillis < 0) {
+      throw new IllegalArgumentException("Invalid catalog property " + COMMIT_DELAY_MS + ": " + delay
+          + " (must be >= 0)");
+    }
+    super.initialize(name, properties);
+  }
+
+  @Override
+  protected TableOperations newTableOps(TableIdentifier identifier) {
+    TableOperations ops = super.newTableOps(identifier);
+    return delayMillis == 0 ? ops : new Delayed(ops, delayMillis);
+  }
+
+  private record Delayed(TableOperations delegate, long delayMillis) implements TableOperations {
+    @Override
+    public TableMetadata current() {
+      return delegate.current();
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      return delegate.refresh();
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      try {
+        Thread.sleep(delayMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted in the injected catalog delay", e);
+      }
+      delegate.commit(base, metadata);
+    }
+
+    @Override
+    public FileIO io() {
+      return delegate.io();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return delegate.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return delegate.locationProvider();
+    }
+
+    @Override
+    public TableOperations temp(TableMetadata uncommittedMetadata) {
+      return delegate.temp(uncommittedMetadata);
+    }
+
+    @Override
+    public long newSnapshotId() {
+      return delegate.newSnapshotId();
+    }
+
+    @Override
+    public EncryptionManager encryption() {
+      return delegate.encryption();
+    }
+
+    @Override
+    public boolean requireStrictCleanup() {
+      return delegate.requireStrictCleanup();
+    }
+  }
+}

@@ -1,0 +1,494 @@
+package dev.lakecommit.core.runtime;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The pending commits of a run and the loop that commits them, oldest first, each until its outcome is final.
+ *
+ * <p>Synchronous (at most 0 uncommitted checkpoints): {@link #persisted} commits on the calling thread before it
+ * returns, so reading waits for every commit. Pipelined (at most K ≥ 1): one committer thread commits the
+ * persisted checkpoints while the coordinator reads and writes the next ones; {@link #awaitRoom} holds the
+ * coordinator at a checkpoint while K persisted checkpoints are not yet committed, and a failed commit is thrown
+ * to the coordinator at its next record or checkpoint. Either way only checkpoints that are durable are ever
+ * committed (persist before commit), commits run one at a time in checkpoint order, and every pending commit stays
+ * in the checkpoint records until its outcome is final, so a restore commits it again (idempotently) if a crash
+ * cut it short.
+ */
+final class CheckpointCommitter<A> implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(CheckpointCommitter.class);
+
+  /** Finds the newest checkpoint the target holds (to settle an attempt of unknown outcome). */
+  interface Lookup {
+    OptionalLong lastCommitted() throws IOException;
+  }
+
+  private record Persisted(long checkpointId, long recordCount) {}
+
+  private final StandaloneJob<?> job;
+  private final JobId jobId;
+  private final CommitPath<?, A> path;
+  private final StallWatchdog watchdog;
+  private final Lookup lookup;
+  private final JobListener listener;
+  private final int maxUncommitted;
+
+  /** Guards the pending maps, the queue of persisted checkpoints and the committer thread's state. */
+  private final Object lock = new Object();
+  /** Held by whoever commits: commits never overlap, so they land in checkpoint order. */
+  private final Object commitLock = new Object();
+  private final TreeMap<Long, A> pending = new TreeMap<>();
+  private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
+  /** The source's commit position of each pending checkpoint that has one (CheckpointedSource#commitPosition). */
+  private final TreeMap<Long, String> pendingPositions = new TreeMap<>();
+  /** Persisted checkpoints whose commits (of them and everything before) are not all done, oldest first. */
+  private final Deque<Persisted> uncommitted = new ArrayDeque<>();
+  private Thread thread;
+  private boolean stopping;
+  private volatile Throwable failure;
+
+  /** Whether the committer was given commit properties (a source position) that a later commit must clear. */
+  private boolean positionSet;
+  private int commits;
+  private int skippedCommits;
+  private int commitRetries;
+  private long commitRetryNanos;
+
+  CheckpointCommitter(StandaloneJob<?> job, CommitPath<?, A> path, StallWatchdog watchdog, Lookup lookup) {
+    this.job = job;
+    this.jobId = job.jobId;
+    this.path = path;
+    this.watchdog = watchdog;
+    this.lookup = lookup;
+    this.maxUncommitted = job.maxUncommittedCheckpoints;
+    // Listener steps come from two threads when pipelined; a listener sees them one at a time.
+    this.listener = maxUncommitted == 0 ? job.listener : new SerializedListener(job.listener);
+  }
+
+  JobListener listener() {
+    return listener;
+  }
+
+  boolean pipelined() {
+    return maxUncommitted > 0;
+  }
+
+  /** Adds the combined commit of a checkpoint that is about to be persisted. */
+  void add(long checkpointId, A committable, byte[] bytes, String commitPosition) {
+    synchronized (lock) {
+      pending.put(checkpointId, committable);
+      pendingBytes.put(checkpointId, bytes);
+      if (commitPosition != null) {
+        pendingPositions.put(checkpointId, commitPosition);
+      }
+    }
+  }
+
+  /** The pending commits for a checkpoint record: every commit whose outcome is not final yet. */
+  NavigableMap<Long, byte[]> pendingBytes() {
+    synchronized (lock) {
+      return new TreeMap<>(pendingBytes);
+    }
+  }
+
+  NavigableMap<Long, String> pendingPositions() {
+    synchronized (lock) {
+      return new TreeMap<>(pendingPositions);
+    }
+  }
+
+  int pendingCount() {
+    synchronized (lock) {
+      return pending.size();
+    }
+  }
+
+  /** Starts the committer thread of a pipelined run (after the restored pending commits are done). */
+  void start() {
+    if (!pipelined()) {
+      return;
+    }
+    thread = new Thread(this::commitLoop, "lakecommit-committer-" + jobId.value());
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  /**
+   * Waits, pipelined, until fewer than K persisted checkpoints wait for their commits, so that the next checkpoint
+   * keeps the bound; throws a commit's failure. Tells the listener when it has to wait.
+   */
+  void awaitRoom(long nextCheckpointId) throws InterruptedException {
+    if (!pipelined()) {
+      return;
+    }
+    synchronized (lock) {
+      rethrowFailure();
+      if (uncommitted.size() < maxUncommitted) {
+        return;
+      }
+    }
+    listener.onWaitingForCommits(nextCheckpointId, maxUncommitted);
+    watchdog.phase("waiting before checkpoint " + nextCheckpointId + ": " + maxUncommitted
+        + " persisted checkpoint(s) wait for their commits");
+    synchronized (lock) {
+      while (uncommitted.size() >= maxUncommitted && failure == null) {
+        lock.wait();
+      }
+      rethrowFailure();
+    }
+  }
+
+  /** Throws a failure of the committer thread (cheap: called per record). */
+  void checkFailed() throws InterruptedException {
+    if (failure != null) {
+      synchronized (lock) {
+        rethrowFailure();
+      }
+    }
+  }
+
+  /**
+   * The checkpoint is durable: its pending commits may be made. Synchronous, they are made now; pipelined, the
+   * committer thread makes them.
+   */
+  void persisted(long checkpointId, long recordCount) throws InterruptedException {
+    if (!pipelined()) {
+      commitUpTo(checkpointId);
+      listener.onCheckpointComplete(checkpointId, recordCount);
+      return;
+    }
+    synchronized (lock) {
+      rethrowFailure();
+      uncommitted.addLast(new Persisted(checkpointId, recordCount));
+      lock.notifyAll();
+    }
+  }
+
+  /** Commits every pending checkpoint up to and including this one on the calling thread. */
+  void commitNow(long checkpointId) throws InterruptedException {
+    commitUpTo(checkpointId);
+  }
+
+  /** Waits until every persisted checkpoint is committed (end of input, a stop); throws a commit's failure. */
+  void drain() throws InterruptedException {
+    if (!pipelined()) {
+      return;
+    }
+    synchronized (lock) {
+      while (!uncommitted.isEmpty() && failure == null) {
+        lock.wait();
+      }
+      rethrowFailure();
+    }
+  }
+
+  /**
+   * Stops the committer thread after the commit it is making, if any; commits nothing more. A stalled run's
+   * thread was interrupted by the watchdog and is waited for at most 30 s.
+   */
+  @Override
+  public void close() throws InterruptedException {
+    Thread running;
+    synchronized (lock) {
+      stopping = true;
+      lock.notifyAll();
+      running = thread;
+    }
+    if (running != null) {
+      if (watchdog.stalled()) {
+        running.join(TimeUnit.SECONDS.toMillis(30));
+      } else {
+        running.join();
+      }
+    }
+  }
+
+  /** Interrupts the committer thread (a stalled job), without waiting for it. */
+  void interrupt() {
+    Thread running;
+    synchronized (lock) {
+      running = thread;
+    }
+    if (running != null) {
+      running.interrupt();
+    }
+  }
+
+  int commits() {
+    return commits;
+  }
+
+  int skippedCommits() {
+    return skippedCommits;
+  }
+
+  int commitRetries() {
+    return commitRetries;
+  }
+
+  long commitRetryNanos() {
+    return commitRetryNanos;
+  }
+
+  private void rethrowFailure() throws InterruptedException {
+    Throwable t = failure;
+    if (t == null) {
+      return;
+    }
+    if (t instanceof Error error) {
+      throw error;
+    }
+    if (t instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (t instanceof InterruptedException) {
+      InterruptedException interrupted = new InterruptedException("The committer of job " + jobId
+          + " was interrupted");
+      interrupted.initCause(t);
+      throw interrupted;
+    }
+    throw new JobFailedException("The committer of job " + jobId + " failed: " + t, t);
+  }
+
+  /**
+   * The committer thread: one commit at a time of what is persisted, oldest first. With a backlog (commits slower
+   * than checkpoints) every persisted checkpoint is due at once, so a committer that coalesces (e.g. Iceberg's
+   * {@code coalescePendingAppends}) catches up in one commit; checkpoints not yet persisted are never due.
+   */
+  private void commitLoop() {
+    try {
+      while (true) {
+        long newestPersisted;
+        synchronized (lock) {
+          while (uncommitted.isEmpty() && !stopping) {
+            lock.wait();
+          }
+          if (stopping) {
+            return;
+          }
+          newestPersisted = uncommitted.peekLast().checkpointId();
+        }
+        synchronized (commitLock) {
+          TreeMap<Long, A> due = due(newestPersisted);
+          if (!due.isEmpty()) {
+            commitNext(due);
+          }
+        }
+        completeCommitted();
+      }
+    } catch (Throwable t) {
+      synchronized (lock) {
+        failure = t;
+        lock.notifyAll();
+      }
+      if (!(t instanceof Error)) {
+        LOG.debug("The committer of job {} failed", jobId, t);
+      }
+    }
+  }
+
+  /** Completes, oldest first, every persisted checkpoint with no pending commit at or below it. */
+  private void completeCommitted() {
+    while (true) {
+      Persisted first;
+      synchronized (lock) {
+        first = uncommitted.peekFirst();
+        if (first == null || (!pending.isEmpty() && pending.firstKey() <= first.checkpointId())) {
+          return;
+        }
+      }
+      listener.onCheckpointComplete(first.checkpointId(), first.recordCount());
+      synchronized (lock) {
+        uncommitted.removeFirst();
+        lock.notifyAll();
+      }
+    }
+  }
+
+  private TreeMap<Long, A> due(long lastId) {
+    synchronized (lock) {
+      return new TreeMap<>(pending.headMap(lastId, true));
+    }
+  }
+
+  /** Commits every pending checkpoint up to {@code lastId} on the calling thread, oldest first. */
+  private void commitUpTo(long lastId) throws InterruptedException {
+    synchronized (commitLock) {
+      for (TreeMap<Long, A> due = due(lastId); !due.isEmpty(); due = due(lastId)) {
+        commitNext(due);
+      }
+    }
+  }
+
+  /** Makes the next commit of the due ones (the committer may merge the oldest into one carrying the newest id). */
+  private void commitNext(TreeMap<Long, A> due) throws InterruptedException {
+    CommitPath.Next<A> next = path.next(due);
+    long id = next.lastCheckpointId();
+    recordPosition(id);
+    long start = System.nanoTime();
+    watchdog.phase("committing checkpoint " + id);
+    int[] attempts = {0};
+    long[] firstFailure = {Long.MIN_VALUE};
+    boolean[] unknown = {false};
+    CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
+      int attemptNo = ++attempts[0];
+      CommitOutcome result = path.commit(next.committable());
+      if (result.isRetryable()) {
+        Throwable cause = result instanceof CommitOutcome.Retryable r
+            ? r.cause() : ((CommitOutcome.Unknown) result).cause();
+        commitRetries++;
+        unknown[0] |= result instanceof CommitOutcome.Unknown;
+        if (firstFailure[0] == Long.MIN_VALUE) {
+          firstFailure[0] = System.nanoTime();
+        }
+        watchdog.error(cause);
+        watchdog.phase("retrying the commit of checkpoint " + id + " (attempt " + attemptNo + " failed)");
+        listener.onCommitAttemptFailed(id, attemptNo, cause);
+      }
+      return result;
+    });
+    long duration = System.nanoTime() - start;
+    if (firstFailure[0] != Long.MIN_VALUE) {
+      commitRetryNanos += System.nanoTime() - firstFailure[0];
+    }
+    if (unknown[0] && outcome.isRetryable()) {
+      outcome = settle(id, outcome);
+    }
+    if (outcome instanceof CommitOutcome.Committed c) {
+      commits++;
+      LOG.info("Committed checkpoint {} of job {} as {} in {} ms", id, jobId, c.targetVersion(),
+          duration / 1_000_000);
+    } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
+      skippedCommits++;
+      LOG.info("Checkpoint {} of job {} was already committed ({}); skipped", id, jobId, a.reason());
+    } else {
+      throw failed(id, outcome, attempts[0], unknown[0]);
+    }
+    for (long covered : due.headMap(id, true).keySet()) {
+      synchronized (lock) {
+        pending.remove(covered);
+        pendingBytes.remove(covered);
+        pendingPositions.remove(covered);
+      }
+      watchdog.progressed("committed checkpoint " + covered);
+      listener.onCommitted(covered, outcome, duration);
+    }
+  }
+
+  private JobFailedException failed(long id, CommitOutcome outcome, int attempts, boolean unknown) {
+    if (outcome instanceof CommitOutcome.Fatal f && f.cause() instanceof FencedException fenced) {
+      return new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " refused: "
+          + fenced.getMessage() + ". This run committed nothing of checkpoint " + id + " and deletes only files"
+          + " it staged itself.", fenced);
+    }
+    if (outcome instanceof CommitOutcome.Fatal f) {
+      return new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
+          + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
+          + job.store.location() + "; fix the cause and run the job again.", f.cause());
+    }
+    if (outcome instanceof CommitOutcome.Retryable r && !unknown) {
+      return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
+          + job.commitRetry.maxAttempts() + " attempts: " + r.cause().getMessage() + ". The checkpoint is durable in "
+          + job.store.location() + "; run the job again to retry the commit.", r.cause());
+    }
+    Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause()
+        : ((CommitOutcome.Unknown) outcome).cause();
+    return new JobFailedException("The outcome of the commit of checkpoint " + id + " of job " + jobId
+        + " is unknown after " + attempts + " attempts (the target did not answer whether an attempt landed; "
+        + "last: " + cause.getMessage() + "). It is committed once either way: the next run of the job reads the"
+        + " target and commits it only if it did not land. The checkpoint is durable in " + job.store.location()
+        + ".", cause);
+  }
+
+  /**
+   * The commit of checkpoint {@code id} sets the source position it was taken at in the table, next to the
+   * watermark (CommitId#sourcePositionKey); a commit without one sets none.
+   */
+  private void recordPosition(long id) {
+    String position;
+    synchronized (lock) {
+      position = pendingPositions.get(id);
+    }
+    if (position != null) {
+      positionSet = path.commitProperties(Map.of(CommitId.sourcePositionKey(jobId), position));
+    } else if (positionSet) {
+      path.commitProperties(Map.of());
+      positionSet = false;
+    }
+  }
+
+  /**
+   * After an attempt of unknown outcome, asks the target once whether the checkpoint landed: committed if the
+   * target holds it; otherwise, or if the target cannot answer, the outcome stays as it was.
+   */
+  private CommitOutcome settle(long id, CommitOutcome outcome) {
+    try {
+      OptionalLong committed = lookup.lastCommitted();
+      if (committed.isPresent() && committed.getAsLong() >= id) {
+        LOG.info("Checkpoint {} of job {} landed in an attempt of unknown outcome (the target holds checkpoint {})",
+            id, jobId, committed.getAsLong());
+        return CommitOutcome.alreadyCommitted("an attempt of unknown outcome landed");
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("Could not settle the commit of checkpoint {} of job {}: {}", id, jobId, e.toString());
+    }
+    return outcome;
+  }
+
+  /** Passes the steps of two threads (coordinator and committer) to a listener one at a time. */
+  private static final class SerializedListener implements JobListener {
+    private final JobListener delegate;
+
+    SerializedListener(JobListener delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public synchronized void onStart(int attempt, long restoredCheckpointId, long recordCount) {
+      delegate.onStart(attempt, restoredCheckpointId, recordCount);
+    }
+
+    @Override
+    public synchronized void onCheckpointPrepared(long checkpointId) {
+      delegate.onCheckpointPrepared(checkpointId);
+    }
+
+    @Override
+    public synchronized void onCheckpointPersisted(long checkpointId) {
+      delegate.onCheckpointPersisted(checkpointId);
+    }
+
+    @Override
+    public synchronized void onCommitted(long checkpointId, CommitOutcome outcome, long durationNanos) {
+      delegate.onCommitted(checkpointId, outcome, durationNanos);
+    }
+
+    @Override
+    public synchronized void onCommitAttemptFailed(long checkpointId, int attempt, Throwable cause) {
+      delegate.onCommitAttemptFailed(checkpointId, attempt, cause);
+    }
+
+    @Override
+    public synchronized void onCheckpointComplete(long checkpointId, long recordCount) {
+      delegate.onCheckpointComplete(checkpointId, recordCount);
+    }
+
+    @Override
+    public synchronized void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+      delegate.onWaitingForCommits(nextCheckpointId, uncommitted);
+    }
+  }
+}

@@ -1,0 +1,372 @@
+package dev.lakecommit.core.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.testing.Audit;
+import dev.lakecommit.core.testing.CrashSchedule;
+import dev.lakecommit.core.testing.DirectoryTable;
+import dev.lakecommit.core.testing.DirectoryTableSink;
+import dev.lakecommit.core.testing.RangeSource;
+import dev.lakecommit.core.testing.RefManifest;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Pipelined commits over the reference sink: the writers and the reader go on with the next checkpoints while one
+ * commits; at most K persisted checkpoints wait; a failed commit stops reading and fails the job with its error.
+ * Every step is ordered by latches that the job's own steps count down: no test waits for time to pass.
+ */
+class PipelinedCommitTest {
+  private static final JobId JOB = JobId.of("pipelined-job");
+  /** A guard against a hung test, never a synchronisation: every latch is counted down by a step of the job. */
+  private static final long GUARD_SECONDS = 60;
+
+  @TempDir Path dir;
+
+  private final List<String> events = Collections.synchronizedList(new ArrayList<>());
+
+  @Test
+  void theWritersCompleteTheNextCheckpointWhileACommitIsBlocked() throws Exception {
+    CountDownLatch commitOneStarted = new CountDownLatch(1);
+    CountDownLatch releaseCommitOne = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 7), id -> {
+      if (id == 1) {
+        commitOneStarted.countDown();
+        await(releaseCommitOne);
+      }
+      return null;
+    });
+    JobListener listener = new Recorder() {
+      @Override
+      public void onCheckpointPersisted(long checkpointId) {
+        super.onCheckpointPersisted(checkpointId);
+        if (checkpointId == 2) {
+          // Checkpoint 2 was prepared by every writer and persisted while the commit of 1 is held in the catalog.
+          await(commitOneStarted);
+          events.add("checked: commit 1 still running");
+          releaseCommitOne.countDown();
+        }
+      }
+    };
+
+    JobResult result = job(sink, new RangeSource(50), 10, 2, listener).run();
+
+    assertThat(result.checkpoints()).isEqualTo(5);
+    assertThat(Audit.of(50, table.read().keys()).exact()).as(Audit.of(50, table.read().keys()).toString()).isTrue();
+    assertThat(events).containsSubsequence(
+        "prepared 2", "persisted 2", "checked: commit 1 still running", "commit-end 1");
+    assertThat(events).containsSubsequence("commit-start 1", "checked: commit 1 still running", "commit-end 1");
+    assertThat(committedInOrder()).containsExactly(1L, 2L, 3L, 4L, 5L);
+  }
+
+  @Test
+  void readingStopsWhileKPersistedCheckpointsWaitForTheirCommits() throws Exception {
+    CountDownLatch releaseCommitOne = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 7), id -> {
+      if (id == 1) {
+        await(releaseCommitOne);
+      }
+      return null;
+    });
+    CountingSource source = new CountingSource(new RangeSource(100));
+    List<String> atFirstWait = new ArrayList<>();
+    Recorder listener = new Recorder() {
+      @Override
+      public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+        super.onWaitingForCommits(nextCheckpointId, uncommitted);
+        if (releaseCommitOne.getCount() > 0) {
+          atFirstWait.add("next " + nextCheckpointId + ", bound " + uncommitted + ", read " + source.read.get()
+              + ", persisted " + persisted + ", completed " + completed);
+          releaseCommitOne.countDown();
+        }
+      }
+    };
+
+    job(sink, source, 10, 2, listener).run();
+
+    // The reader read checkpoint 3's records, then stopped: checkpoints 1 and 2 were persisted, none committed.
+    assertThat(atFirstWait).containsExactly("next 3, bound 2, read 30, persisted 2, completed 0");
+    assertThat(listener.maxUncommitted).as("persisted but not committed, at most").isEqualTo(2);
+    assertThat(events).containsSubsequence("commit-end 1", "prepared 3");
+    assertThat(Audit.of(100, table.read().keys()).exact()).isTrue();
+    assertThat(committedInOrder()).containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
+  }
+
+  @Test
+  void aFailedCommitStopsAWaitingReaderAndFailsTheJobWithItsError() throws Exception {
+    CountDownLatch failCommitOne = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 7), id -> {
+      if (id == 1) {
+        await(failCommitOne);
+        return CommitOutcome.fatal(new IOException("catalog refused the commit of checkpoint 1"));
+      }
+      return null;
+    });
+    CountingSource source = new CountingSource(new RangeSource(1_000));
+    Recorder listener = new Recorder() {
+      @Override
+      public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+        super.onWaitingForCommits(nextCheckpointId, uncommitted);
+        failCommitOne.countDown();
+      }
+    };
+
+    assertThatThrownBy(() -> job(sink, source, 10, 2, listener).run())
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("Commit of checkpoint 1 of job pipelined-job failed: catalog refused the commit");
+    // It waited before checkpoint 3 with 30 records read, and read nothing more after the commit failed.
+    assertThat(source.read.get()).isEqualTo(30);
+    assertThat(listener.persisted).isEqualTo(2);
+    assertThat(table.entries()).isEmpty();
+    assertThat(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))).checkpointIds())
+        .containsExactly(2L, 1L);
+  }
+
+  @Test
+  void aFailedCommitStopsAReadingReaderAtItsNextRecord() throws Exception {
+    CountDownLatch readerAtRecord31 = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 7), id -> {
+      if (id == 2) {
+        await(readerAtRecord31);
+        return CommitOutcome.fatal(new IOException("catalog refused the commit of checkpoint 2"));
+      }
+      return null;
+    });
+    CountingSource source = new CountingSource(new RangeSource(1_000));
+    // The commit of checkpoint 2 fails once the reader asks for record 31 (the first of checkpoint 4), which it
+    // gets only after the committer thread failed and ended: the reader is reading, not waiting (4 checkpoints may
+    // wait for commits).
+    source.before(31, () -> {
+      readerAtRecord31.countDown();
+      for (Thread thread : Thread.getAllStackTraces().keySet()) {
+        if (thread.getName().equals("lakecommit-committer-" + JOB.value())) {
+          thread.join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+          assertThat(thread.isAlive()).as("the committer thread ended").isFalse();
+        }
+      }
+    });
+    Recorder listener = new Recorder();
+
+    assertThatThrownBy(() -> job(sink, source, 10, 4, listener).run())
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("Commit of checkpoint 2 of job pipelined-job failed: catalog refused the commit");
+    assertThat(source.read.get()).as("records read").isEqualTo(31);
+    assertThat(listener.persisted).isEqualTo(3);
+    assertThat(listener.waits).isZero();
+    assertThat(committedInOrder()).containsExactly(1L);
+    // The checkpoints after the failed one are durable: the next run commits 2 and 3 and reads on from 30.
+    JobResult again = job(new DirectoryTableSink(table, CrashSchedule.none(), 7), new RangeSource(1_000), 100, 4,
+        JobListener.NONE).run();
+    assertThat(again.restoredCheckpointId()).isEqualTo(3);
+    assertThat(Audit.of(1_000, table.read().keys()).exact()).isTrue();
+  }
+
+  private StandaloneJob<Long> job(Sink<Long, ?, ?> sink, CheckpointedSource<Long> source, long every,
+      int maxUncommitted, JobListener listener) throws IOException {
+    return StandaloneJob.builder(sink, source)
+        .jobId(JOB)
+        .checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+        .parallelism(2)
+        .queueCapacity(4)
+        .checkpointEveryRecords(every)
+        .maxUncommittedCheckpoints(maxUncommitted)
+        .stallTimeout(Duration.ofSeconds(GUARD_SECONDS))
+        .listener(listener)
+        .build();
+  }
+
+  private List<Long> committedInOrder() {
+    synchronized (events) {
+      return events.stream().filter(e -> e.startsWith("commit-end ")).map(e -> Long.parseLong(e.substring(11)))
+          .toList();
+    }
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      assertThat(latch.await(GUARD_SECONDS, TimeUnit.SECONDS)).as("latch counted down").isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Logs the runtime's steps and counts persisted checkpoints that wait for their commits. */
+  private class Recorder implements JobListener {
+    int persisted;
+    int completed;
+    int maxUncommitted;
+    int waits;
+
+    @Override
+    public void onCheckpointPrepared(long checkpointId) {
+      events.add("prepared " + checkpointId);
+    }
+
+    @Override
+    public void onCheckpointPersisted(long checkpointId) {
+      events.add("persisted " + checkpointId);
+      persisted++;
+      maxUncommitted = Math.max(maxUncommitted, persisted - completed);
+    }
+
+    @Override
+    public void onCheckpointComplete(long checkpointId, long recordCount) {
+      events.add("complete " + checkpointId);
+      completed++;
+    }
+
+    @Override
+    public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+      events.add("waiting before " + nextCheckpointId);
+      waits++;
+    }
+  }
+
+  /** Counts the records handed out; can run a step before a given record. */
+  private static final class CountingSource implements CheckpointedSource<Long> {
+    final AtomicLong read = new AtomicLong();
+    private final CheckpointedSource<Long> delegate;
+    private long gateBefore = -1;
+    private Step gate;
+
+    interface Step {
+      void run() throws Exception;
+    }
+
+    CountingSource(CheckpointedSource<Long> delegate) {
+      this.delegate = delegate;
+    }
+
+    void before(long record, Step step) {
+      this.gateBefore = record;
+      this.gate = step;
+    }
+
+    @Override
+    public SourceReader<Long> open(byte[] position) throws IOException {
+      SourceReader<Long> reader = delegate.open(position);
+      return new SourceReader<>() {
+        @Override
+        public Long next() throws IOException {
+          if (read.get() + 1 == gateBefore) {
+            try {
+              gate.run();
+            } catch (Exception e) {
+              throw new AssertionError(e);
+            }
+          }
+          Long record = reader.next();
+          if (record != null) {
+            read.incrementAndGet();
+          }
+          return record;
+        }
+
+        @Override
+        public byte[] position() {
+          return reader.position();
+        }
+
+        @Override
+        public void close() throws IOException {
+          reader.close();
+        }
+      };
+    }
+  }
+
+  /**
+   * The reference sink with a catalog step before each commit: it may block, or return an outcome instead of
+   * committing (null commits). Logs the start and end of every commit.
+   */
+  private final class GatedSink implements Sink<Long, RefManifest, Long>,
+      SupportsAggregatedCommitter<RefManifest, RefManifest> {
+    private final DirectoryTableSink delegate;
+    private final LongFunction<CommitOutcome> beforeCommit;
+
+    GatedSink(DirectoryTableSink delegate, LongFunction<CommitOutcome> beforeCommit) {
+      this.delegate = delegate;
+      this.beforeCommit = beforeCommit;
+    }
+
+    @Override
+    public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) {
+      return delegate.createWriter(context);
+    }
+
+    @Override
+    public SinkWriter<Long, RefManifest, Long> restoreWriter(WriterContext context, List<Long> states) {
+      return delegate.restoreWriter(context, states);
+    }
+
+    @Override
+    public SimpleVersionedSerializer<RefManifest> commitInfoSerializer() {
+      return delegate.commitInfoSerializer();
+    }
+
+    @Override
+    public SimpleVersionedSerializer<Long> writerStateSerializer() {
+      return delegate.writerStateSerializer();
+    }
+
+    @Override
+    public SimpleVersionedSerializer<RefManifest> aggregatedCommitSerializer() {
+      return delegate.aggregatedCommitSerializer();
+    }
+
+    @Override
+    public SinkAggregatedCommitter<RefManifest, RefManifest> createAggregatedCommitter() {
+      SinkAggregatedCommitter<RefManifest, RefManifest> committer = delegate.createAggregatedCommitter();
+      return new SinkAggregatedCommitter<>() {
+        @Override
+        public RefManifest combine(CommitId commitId, List<RefManifest> infos) {
+          return committer.combine(commitId, infos);
+        }
+
+        @Override
+        public CommitOutcome commit(RefManifest committable) {
+          long id = committer.commitId(committable).checkpointId();
+          events.add("commit-start " + id);
+          CommitOutcome instead = beforeCommit.apply(id);
+          if (instead != null) {
+            events.add("commit-failed " + id);
+            return instead;
+          }
+          CommitOutcome outcome = committer.commit(committable);
+          events.add("commit-end " + id);
+          return outcome;
+        }
+
+        @Override
+        public CommitId commitId(RefManifest committable) {
+          return committer.commitId(committable);
+        }
+      };
+    }
+  }
+}
