@@ -37,7 +37,9 @@ import org.apache.iceberg.data.Record;
  * delta, and records must be routed by key ({@link #keyRouter()}).
  *
  * <p>Building the sink loads the catalog and the table, and creates or checks the table: bad configuration fails
- * here, before any data is written.
+ * here, before any data is written. With {@code addNewColumns} the table's schema is not changed here: the writers
+ * write with the evolved schema ({@link #writeSchema()}) and the commit that adds their files evolves the table in
+ * the same transaction.
  *
  * @param <IN> records written
  */
