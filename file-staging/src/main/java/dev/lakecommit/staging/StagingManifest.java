@@ -18,6 +18,9 @@ import java.util.Optional;
  * @param icebergManifest an Iceberg manifest listing exactly {@code files}, if the writer wrote one
  * @param deleteFiles staged delete files (position or equality deletes) to commit with {@code files} in one row
  *     delta; empty for writers that only add rows. {@code files} and {@code deleteFiles} are not both empty
+ * @param evolvedSchema the table schema the files were written with, as Iceberg schema JSON, when the writer
+ *     wrote columns the table did not have yet or wider types than the table's: the commit that adds the files
+ *     evolves the table to it in the same transaction. Empty when the files follow the table's schema
  */
 public record StagingManifest(
     JobId jobId,
@@ -26,9 +29,11 @@ public record StagingManifest(
     int attempt,
     List<StagedFile> files,
     Optional<IcebergManifest> icebergManifest,
-    List<StagedFile> deleteFiles) {
+    List<StagedFile> deleteFiles,
+    Optional<String> evolvedSchema) {
 
   public StagingManifest {
+    Objects.requireNonNull(evolvedSchema, "evolvedSchema");
     Objects.requireNonNull(jobId, "jobId");
     Objects.requireNonNull(icebergManifest, "icebergManifest");
     if (checkpointId < 1) {
@@ -62,6 +67,12 @@ public record StagingManifest(
     }
   }
 
+  /** A manifest of files written with the table's schema. */
+  public StagingManifest(JobId jobId, long checkpointId, int writerIndex, int attempt, List<StagedFile> files,
+      Optional<IcebergManifest> icebergManifest, List<StagedFile> deleteFiles) {
+    this(jobId, checkpointId, writerIndex, attempt, files, icebergManifest, deleteFiles, Optional.empty());
+  }
+
   /** A manifest of data files, with the Iceberg manifest of them if the writer wrote one. */
   public StagingManifest(JobId jobId, long checkpointId, int writerIndex, int attempt, List<StagedFile> files,
       Optional<IcebergManifest> icebergManifest) {
@@ -71,6 +82,12 @@ public record StagingManifest(
   /** A manifest of data files without an Iceberg manifest file. */
   public StagingManifest(JobId jobId, long checkpointId, int writerIndex, int attempt, List<StagedFile> files) {
     this(jobId, checkpointId, writerIndex, attempt, files, Optional.empty());
+  }
+
+  /** This manifest as of checkpoint {@code newCheckpointId} (an engine renumbered the checkpoint). */
+  public StagingManifest withCheckpointId(long newCheckpointId) {
+    return new StagingManifest(jobId, newCheckpointId, writerIndex, attempt, files, icebergManifest, deleteFiles,
+        evolvedSchema);
   }
 
   /** The commit this manifest belongs to. */

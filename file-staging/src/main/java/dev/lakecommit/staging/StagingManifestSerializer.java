@@ -18,10 +18,11 @@ import java.util.Optional;
  * manifest: a presence flag, then path, length, spec id, added files and rows, and the partition summaries
  * (count, then each: contains-null, contains-NaN as -1 unknown / 0 / 1, lower and upper bound or -1 for null).
  * Version 2 appends the delete files (count, then each with its serializer's version); version 1 bytes read as a
- * manifest without delete files.
+ * manifest without delete files. Version 3 appends the evolved schema: a presence flag, then the schema JSON;
+ * version 1 and 2 bytes read as files written with the table's schema.
  */
 public final class StagingManifestSerializer implements SimpleVersionedSerializer<StagingManifest> {
-  private static final int VERSION = 2;
+  private static final int VERSION = 3;
 
   private final StagedFileSerializer fileSerializer = new StagedFileSerializer();
 
@@ -50,6 +51,10 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
       for (StagedFile file : manifest.deleteFiles()) {
         VersionedSerialization.write(fileSerializer, file, out);
       }
+      out.writeBoolean(manifest.evolvedSchema().isPresent());
+      if (manifest.evolvedSchema().isPresent()) {
+        SerializationUtil.writeString(out, manifest.evolvedSchema().get());
+      }
     }
     return bytes.toByteArray();
   }
@@ -58,15 +63,18 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
   public StagingManifest deserialize(int version, byte[] serialized) throws IOException {
     switch (version) {
       case 1:
-        return deserialize(serialized, false);
+        return deserialize(serialized, false, false);
       case 2:
-        return deserialize(serialized, true);
+        return deserialize(serialized, true, false);
+      case 3:
+        return deserialize(serialized, true, true);
       default:
         throw VersionedSerialization.unknownVersion("StagingManifest", version);
     }
   }
 
-  private StagingManifest deserialize(byte[] serialized, boolean withDeletes) throws IOException {
+  private StagingManifest deserialize(byte[] serialized, boolean withDeletes, boolean withSchema)
+      throws IOException {
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized))) {
       String job = SerializationUtil.readString(in);
       long checkpointId = in.readLong();
@@ -86,10 +94,12 @@ public final class StagingManifestSerializer implements SimpleVersionedSerialize
           deleteFiles.add(VersionedSerialization.read(fileSerializer, in));
         }
       }
+      Optional<String> evolvedSchema =
+          withSchema && in.readBoolean() ? Optional.of(SerializationUtil.readString(in)) : Optional.empty();
       SerializationUtil.checkFullyRead(in, "staging manifest");
       try {
         return new StagingManifest(
-            JobId.of(job), checkpointId, writerIndex, attempt, files, icebergManifest, deleteFiles);
+            JobId.of(job), checkpointId, writerIndex, attempt, files, icebergManifest, deleteFiles, evolvedSchema);
       } catch (IllegalArgumentException e) {
         throw new IOException("Corrupt staging manifest: " + e.getMessage(), e);
       }

@@ -153,7 +153,8 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     }
     StagingManifest manifest =
         new StagingManifest(
-            context.jobId(), checkpointId, context.writerIndex(), context.attempt(), staged, icebergManifest);
+            context.jobId(), checkpointId, context.writerIndex(), context.attempt(), staged, icebergManifest,
+            List.of(), config.evolvedSchema());
     LOG.debug(
         "Writer {} of job {} prepared checkpoint {}: {} files, {} records, {} bytes (named after checkpoint {})",
         context.writerIndex(), context.jobId(), checkpointId, staged.size(), manifest.recordCount(),

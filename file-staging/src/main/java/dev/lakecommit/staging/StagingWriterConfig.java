@@ -4,9 +4,11 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import org.apache.iceberg.MetricsConfig;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableProperties;
@@ -37,10 +39,17 @@ public final class StagingWriterConfig {
   private final int manifestFormatVersion;
   private final int manifestMinFiles;
   private final StagedFileAppenders appenders;
+  private final Optional<String> evolvedSchema;
 
   private StagingWriterConfig(Builder builder) {
     this.schema = Objects.requireNonNull(builder.schema, "Missing schema: call schema(..) or forTable(..)");
-    this.spec = builder.spec == null ? PartitionSpec.unpartitioned() : builder.spec;
+    PartitionSpec partitioning = builder.spec == null ? PartitionSpec.unpartitioned() : builder.spec;
+    if (builder.evolved && !partitioning.isUnpartitioned()) {
+      // The table's spec, with the same id and fields, over the evolved schema (its source columns keep their ids).
+      partitioning = partitioning.toUnbound().bind(schema);
+    }
+    this.spec = partitioning;
+    this.evolvedSchema = builder.evolved ? Optional.of(SchemaParser.toJson(schema)) : Optional.empty();
     this.io = Objects.requireNonNull(builder.io, "Missing FileIO: call io(..) or forTable(..)");
     this.layout = Objects.requireNonNull(builder.layout, "Missing staging layout: call layout(..)");
     if (!spec.schema().sameSchema(schema) && !spec.isUnpartitioned()) {
@@ -71,6 +80,11 @@ public final class StagingWriterConfig {
 
   public Schema schema() {
     return schema;
+  }
+
+  /** The schema as Iceberg JSON if it evolves the table's ({@link Builder#evolvedSchema}); manifests carry it. */
+  public Optional<String> evolvedSchema() {
+    return evolvedSchema;
   }
 
   public PartitionSpec spec() {
@@ -139,6 +153,7 @@ public final class StagingWriterConfig {
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
     private StagedFileAppenders appenders;
+    private boolean evolved;
 
     private Builder() {}
 
@@ -146,6 +161,7 @@ public final class StagingWriterConfig {
     public Builder forTable(Table table) {
       Objects.requireNonNull(table, "table");
       this.schema = table.schema();
+      this.evolved = false;
       this.spec = table.spec();
       this.io = table.io();
       this.properties.putAll(table.properties());
@@ -154,6 +170,19 @@ public final class StagingWriterConfig {
 
     public Builder schema(Schema newSchema) {
       this.schema = Objects.requireNonNull(newSchema, "schema");
+      this.evolved = false;
+      return this;
+    }
+
+    /**
+     * Writes with {@code evolved} instead of the table's schema: the table's schema with columns added or types
+     * widened, field ids as Iceberg's schema update assigns them. The spec (call {@link #forTable} first) is bound
+     * to it, and every manifest carries it ({@link StagingManifest#evolvedSchema}), so that the commit that adds
+     * the files evolves the table in the same transaction.
+     */
+    public Builder evolvedSchema(Schema evolved) {
+      this.schema = Objects.requireNonNull(evolved, "evolved");
+      this.evolved = true;
       return this;
     }
 

@@ -112,9 +112,31 @@ class StagingSerializersTest {
   void storedBytesOfVersion2StillReadAndAreStillWritten() throws IOException {
     assertCompatible(new StagedFileSerializer(), "staged-file-v2.bin", sampleFile(5));
     assertCompatible(new StagedFileSerializer(), "staged-file-eq-delete-v2.bin", sampleDeleteFile(5, true));
-    assertCompatible(new StagingManifestSerializer(), "staging-manifest-v2.bin", sampleManifest());
-    assertCompatible(
+    // Manifests of version 2 (no evolved schema) still read; version 3 writes them.
+    assertReadable(new StagingManifestSerializer(), "staging-manifest-v2.bin", sampleManifest());
+    assertReadable(
         new StagingManifestSerializer(), "staging-manifest-deletes-v2.bin", sampleManifestWithDeletes());
+  }
+
+  @Test
+  void storedBytesOfVersion3StillReadAndAreStillWritten() throws IOException {
+    assertCompatible(new StagingManifestSerializer(), "staging-manifest-v3.bin", sampleManifest());
+    assertCompatible(
+        new StagingManifestSerializer(), "staging-manifest-evolved-schema-v3.bin", sampleManifestWithSchema());
+    StagingManifest renumbered = sampleManifestWithSchema().withCheckpointId(9);
+    assertThat(renumbered.checkpointId()).isEqualTo(9);
+    assertThat(renumbered.evolvedSchema()).isEqualTo(sampleManifestWithSchema().evolvedSchema()).isPresent();
+  }
+
+  /** A manifest of files written with a schema that adds a column to the table's. */
+  static StagingManifest sampleManifestWithSchema() {
+    StagingManifest manifest = sampleManifest();
+    String schema = org.apache.iceberg.SchemaParser.toJson(new org.apache.iceberg.Schema(
+        org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.LongType.get()),
+        org.apache.iceberg.types.Types.NestedField.optional(2, "email",
+            org.apache.iceberg.types.Types.StringType.get())));
+    return new StagingManifest(manifest.jobId(), manifest.checkpointId(), manifest.writerIndex(),
+        manifest.attempt(), manifest.files(), manifest.icebergManifest(), List.of(), Optional.of(schema));
   }
 
   @Test
@@ -164,9 +186,9 @@ class StagingSerializersTest {
   void truncatedOrPaddedBytesAreCorrupt() throws IOException {
     StagingManifestSerializer serializer = new StagingManifestSerializer();
     byte[] bytes = serializer.serialize(sampleManifest());
-    assertThatThrownBy(() -> serializer.deserialize(2, Arrays.copyOf(bytes, bytes.length - 3)))
+    assertThatThrownBy(() -> serializer.deserialize(serializer.version(), Arrays.copyOf(bytes, bytes.length - 3)))
         .isInstanceOf(IOException.class);
-    assertThatThrownBy(() -> serializer.deserialize(2, Arrays.copyOf(bytes, bytes.length + 2)))
+    assertThatThrownBy(() -> serializer.deserialize(serializer.version(), Arrays.copyOf(bytes, bytes.length + 2)))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("trailing bytes");
   }

@@ -242,10 +242,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
 
   /** The manifest under the commit's id, with everything else it holds (data, delete files, Iceberg manifest). */
   static StagingManifest restamp(StagingManifest m, long checkpointId) {
-    return m.checkpointId() == checkpointId
-        ? m
-        : new StagingManifest(m.jobId(), checkpointId, m.writerIndex(), m.attempt(), m.files(), m.icebergManifest(),
-            m.deleteFiles());
+    return m.checkpointId() == checkpointId ? m : m.withCheckpointId(checkpointId);
   }
 
   @Override

@@ -84,8 +84,9 @@ class SerializersTest {
     CheckpointCommittable.Serializer serializer =
         new CheckpointCommittable.Serializer(SinkRecipe.iceberg(SerializersTest::unused).committableSerializer());
     CheckpointCommittable value = new CheckpointCommittable(7, id, combined, ICEBERG_IDENTITY);
-    // The envelope's v2 (with the table identity) around the current IcebergCommittable ...
-    checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v2.bin");
+    // The envelope's v2 (with the table identity) around the current IcebergCommittable (staging manifests v3) ...
+    checkGolden(serializer, value, "flink-iceberg-checkpoint-committable-v2-staging-v3.bin");
+    checkStillReadable(serializer, value, "flink-iceberg-checkpoint-committable-v2.bin");
     // ... and the envelope's v1 (no identity: unknown, never compared), around the current IcebergCommittable (v2,
     // staging manifests v2) and around the versions Flink states written before hold (v1, manifests v1).
     CheckpointCommittable unknown = new CheckpointCommittable(7, id, combined, "");
@@ -103,7 +104,8 @@ class SerializersTest {
     CheckpointCommittable.Serializer serializer =
         new CheckpointCommittable.Serializer(erase(new HiveCommittable.Serializer()));
     CheckpointCommittable value = new CheckpointCommittable(7, id, combined, HIVE_IDENTITY);
-    checkGolden(serializer, value, "flink-hive-checkpoint-committable-v2.bin");
+    checkGolden(serializer, value, "flink-hive-checkpoint-committable-v2-staging-v3.bin");
+    checkStillReadable(serializer, value, "flink-hive-checkpoint-committable-v2.bin");
     CheckpointCommittable unknown = new CheckpointCommittable(7, id, combined, "");
     checkStillReadable(serializer, unknown, "flink-hive-checkpoint-committable-v1-staging-v2.bin");
     checkStillReadable(serializer, unknown, "flink-hive-checkpoint-committable-v1.bin");
@@ -112,7 +114,8 @@ class SerializersTest {
   @Test
   void aggregatorStateVersion2() throws IOException {
     AggregatorState value = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)), ICEBERG_IDENTITY);
-    checkGolden(new AggregatorState.Serializer(), value, "flink-aggregator-state-v2.bin");
+    checkGolden(new AggregatorState.Serializer(), value, "flink-aggregator-state-v2-staging-v3.bin");
+    checkStillReadable(new AggregatorState.Serializer(), value, "flink-aggregator-state-v2.bin");
     AggregatorState unknown = new AggregatorState(40, 47, 7, List.of(manifest(48, 1)), "");
     checkStillReadable(new AggregatorState.Serializer(), unknown, "flink-aggregator-state-v1-staging-v2.bin");
     checkStillReadable(new AggregatorState.Serializer(), unknown, "flink-aggregator-state-v1.bin");

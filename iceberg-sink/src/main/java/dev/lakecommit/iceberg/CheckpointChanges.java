@@ -20,10 +20,11 @@ import org.apache.iceberg.ManifestFile;
  * @param writers how many writer manifests contributed
  * @param records rows added
  * @param bytes bytes added
+ * @param schemaChange the schema evolution the files need, applied in the same transaction
  */
 record CheckpointChanges(
     CommitId commitId, List<Long> checkpoints, List<DataFile> dataFiles, List<DeleteFile> deleteFiles,
-    List<ManifestFile> manifests, int writers, long records, long bytes) {
+    List<ManifestFile> manifests, int writers, long records, long bytes, SchemaChange schemaChange) {
 
   CheckpointChanges {
     Objects.requireNonNull(commitId, "commitId");
@@ -34,6 +35,13 @@ record CheckpointChanges(
     dataFiles = List.copyOf(dataFiles);
     deleteFiles = List.copyOf(deleteFiles);
     manifests = List.copyOf(manifests);
+    Objects.requireNonNull(schemaChange, "schemaChange");
+  }
+
+  /** Changes whose files were written with the table's schema. */
+  CheckpointChanges(CommitId commitId, List<Long> checkpoints, List<DataFile> dataFiles,
+      List<DeleteFile> deleteFiles, List<ManifestFile> manifests, int writers, long records, long bytes) {
+    this(commitId, checkpoints, dataFiles, deleteFiles, manifests, writers, records, bytes, SchemaChange.NONE);
   }
 
   /** The changes of one checkpoint without delete files. */

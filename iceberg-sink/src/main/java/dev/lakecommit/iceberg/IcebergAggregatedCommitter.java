@@ -161,8 +161,13 @@ final class IcebergAggregatedCommitter
       manifests.addAll(written);
       files.clear();
     }
+    // Writers of one checkpoint that evolved the table's schema the same way carry equal schemas: merged here,
+    // applied once in the commit's transaction.
+    SchemaChange schemaChange = SchemaChange.of(committable.manifests().stream()
+        .flatMap(m -> m.evolvedSchema().stream()).toList());
     CheckpointChanges changes = new CheckpointChanges(committable.commitId(), List.copyOf(checkpoints), files,
-        deletes, manifests, committable.manifests().size(), committable.recordCount(), committable.totalBytes());
+        deletes, manifests, committable.manifests().size(), committable.recordCount(), committable.totalBytes(),
+        schemaChange);
     return new Planned(changes, written);
   }
 

@@ -37,7 +37,9 @@ import org.apache.iceberg.data.Record;
  * delta, and records must be routed by key ({@link #keyRouter()}).
  *
  * <p>Building the sink loads the catalog and the table, and creates or checks the table: bad configuration fails
- * here, before any data is written.
+ * here, before any data is written. With {@code addNewColumns} the table's schema is not changed here: the writers
+ * write with the evolved schema ({@link #writeSchema()}) and the commit that adds their files evolves the table in
+ * the same transaction.
  *
  * @param <IN> records written
  */
@@ -50,16 +52,22 @@ public final class IcebergSink<IN>
   private final IcebergSinkConfig config;
   private final Catalog catalog;
   private final Table table;
+  /** What the writers write: the table's schema, or the table's evolved by the configured one. */
+  private final Schema writeSchema;
+  private final boolean evolves;
   private final StagingLayout layout;
   private final InputConverter<IN> converter;
   private final ThreadLocal<UpsertKey> routingKey;
   private boolean idempotencyCheck = true;
   private boolean epochCheck = true;
 
-  private IcebergSink(IcebergSinkConfig config, Catalog catalog, Table table, InputConverter<IN> converter) {
+  private IcebergSink(IcebergSinkConfig config, Catalog catalog, Table table, Schema writeSchema,
+      InputConverter<IN> converter) {
     this.config = config;
     this.catalog = catalog;
     this.table = table;
+    this.writeSchema = writeSchema;
+    this.evolves = !writeSchema.sameSchema(table.schema());
     this.layout = StagingLayout.under(stagingRoot(table));
     this.converter = converter;
     if (config.mode == CommitMode.UPSERT) {
@@ -86,21 +94,35 @@ public final class IcebergSink<IN>
   public static IcebergSink<Record> forRecords(IcebergSinkConfig config) {
     Catalog catalog = TableSetup.loadCatalog(config);
     Table table = TableSetup.prepare(catalog, config);
+    Schema write = TableSetup.writeSchema(table, config);
     Schema staged = config.createSchema != null ? config.createSchema : table.schema();
-    return new IcebergSink<>(config, catalog, table, RecordProjection.of(staged, table.schema()));
+    return new IcebergSink<>(config, catalog, table, write, RecordProjection.of(staged, write));
   }
 
-  /** A sink of any input, converted by a function of the table's schema (for example Avro by field name). */
+  /**
+   * A sink of any input, converted by a function of the schema the writers write (for example Avro by field
+   * name): the table's, or with {@code addNewColumns} the table's evolved by the configured one.
+   */
   public static <IN> IcebergSink<IN> forInput(IcebergSinkConfig config,
       Function<Schema, InputConverter<IN>> converterForTableSchema) {
     Catalog catalog = TableSetup.loadCatalog(config);
     Table table = TableSetup.prepare(catalog, config);
-    return new IcebergSink<>(config, catalog, table, converterForTableSchema.apply(table.schema()));
+    Schema write = TableSetup.writeSchema(table, config);
+    return new IcebergSink<>(config, catalog, table, write, converterForTableSchema.apply(write));
   }
 
   /** The table as loaded when the sink was built. */
   public Table table() {
     return table;
+  }
+
+  /**
+   * The schema the writers write: the table's, or (with {@code addNewColumns}) the table's with the configured
+   * schema's columns added and types widened. The table itself evolves in the commit of the first checkpoint
+   * whose files were written with it, in the same transaction as those files are added.
+   */
+  public Schema writeSchema() {
+    return writeSchema;
   }
 
   public StagingLayout layout() {
@@ -137,7 +159,7 @@ public final class IcebergSink<IN>
   @Override
   public SinkWriter<IN, StagingManifest, StagingWriterState> createWriter(WriterContext context) {
     if (config.mode == CommitMode.UPSERT) {
-      return new UpsertWriter<>(table, layout, config, converter, context);
+      return new UpsertWriter<>(table, writeSchema, evolves, layout, config, converter, context);
     }
     return StagingWriter.create(writerConfig(), converter, context);
   }
@@ -152,6 +174,9 @@ public final class IcebergSink<IN>
   private StagingWriterConfig writerConfig() {
     StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout)
         .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles);
+    if (evolves) {
+      builder.evolvedSchema(writeSchema);
+    }
     if (config.codec != null) {
       builder.codec(config.codec);
     }

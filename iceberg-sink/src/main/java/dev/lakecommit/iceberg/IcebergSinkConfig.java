@@ -155,7 +155,11 @@ public final class IcebergSinkConfig {
       return this;
     }
 
-    /** Adds optional columns of the staged schema that the table lacks, instead of failing. */
+    /**
+     * Adds optional columns (and struct fields) of the staged schema that the table lacks and widens the types it
+     * widens, instead of failing: the writers write with the evolved schema and the commit that adds their first
+     * files evolves the table in the same transaction; building the sink changes nothing.
+     */
     public Builder addNewColumns(boolean add) {
       this.addNewColumns = add;
       return this;

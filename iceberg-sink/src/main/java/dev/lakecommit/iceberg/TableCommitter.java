@@ -33,7 +33,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Commits one checkpoint as one snapshot, with the watermark property in the same transaction, exactly once:
+ * Commits one checkpoint as one snapshot, with the watermark property and the schema evolution its files need
+ * ({@link SchemaChange}) in the same transaction, exactly once:
  * the idempotency check runs in every catalog attempt ({@link IdempotentOperations}), and a failure of unknown
  * effect is settled by reading the table back. One per committer (not thread-safe): it keeps the table it last
  * committed to and refreshes it at the next commit.
@@ -228,6 +229,8 @@ final class TableCommitter {
 
   private void apply(Transaction txn, CheckpointChanges changes) {
     CommitId id = changes.commitId();
+    // First, so that the snapshot that adds the files already has the evolved schema as its schema.
+    changes.schemaChange().applyTo(txn, id, identifier.toString());
     SnapshotUpdate<?> update;
     switch (mode) {
       case APPEND -> {

@@ -41,7 +41,10 @@ final class TableSetup {
     }
   }
 
-  /** The table, created or evolved as configured; its schema fits what the writers stage. */
+  /**
+   * The table, created if configured and missing. Its schema is not changed here: see {@link #writeSchema}; the
+   * commit that adds the first files written with an evolved schema evolves the table.
+   */
   static Table prepare(Catalog catalog, IcebergSinkConfig config) {
     Table table;
     try {
@@ -54,10 +57,13 @@ final class TableSetup {
       }
       table = create(catalog, config);
     }
-    if (config.createSchema != null) {
-      table = fit(table, config.createSchema, config.addNewColumns);
-    }
     return table;
+  }
+
+  /** The schema the writers write with: the table's, or the table's evolved to fit the configured one. */
+  static Schema writeSchema(Table table, IcebergSinkConfig config) {
+    return config.createSchema == null ? table.schema()
+        : writeSchema(table, config.createSchema, config.addNewColumns);
   }
 
   private static Table create(Catalog catalog, IcebergSinkConfig config) {
@@ -107,11 +113,12 @@ final class TableSetup {
    * Checks the staged schema against the table's, by column name: every staged column must exist with the same
    * type, and a column the table requires must be required in the staged schema too. When allowed
    * ({@code addNewColumns}), missing optional columns are added and columns the staged schema widens the way
-   * Iceberg allows (int to long, float to double, a wider decimal) are widened, in one schema update committed
-   * before any data: data files staged later are written with the evolved schema, and a restart after a crash in
-   * between finds the table already evolved (adding and widening are idempotent here).
+   * Iceberg allows (int to long, float to double, a wider decimal) are widened — in a schema that is not committed
+   * here: the writers write with it (field ids as the table's schema update assigns them), their manifests carry
+   * it, and the commit that adds their files evolves the table in the same transaction ({@link SchemaChange}).
+   * The table alone: the table's schema; nothing is committed either way.
    */
-  static Table fit(Table table, Schema staged, boolean addNewColumns) {
+  static Schema writeSchema(Table table, Schema staged, boolean addNewColumns) {
     List<Types.NestedField> missing = new ArrayList<>();
     List<Types.NestedField> widened = new ArrayList<>();
     List<Map.Entry<String, Types.NestedField>> nestedMissing = new ArrayList<>();
@@ -145,7 +152,7 @@ final class TableSetup {
       }
     }
     if (missing.isEmpty() && widened.isEmpty() && nestedMissing.isEmpty()) {
-      return table;
+      return table.schema();
     }
     if (!addNewColumns || missing.stream().anyMatch(Types.NestedField::isRequired)
         || nestedMissing.stream().anyMatch(e -> e.getValue().isRequired())) {
@@ -162,13 +169,13 @@ final class TableSetup {
     nestedMissing.forEach(e -> update.addColumn(e.getKey(), e.getValue().name(), e.getValue().type(),
         e.getValue().doc()));
     widened.forEach(f -> update.updateColumn(f.name(), f.type().asPrimitiveType()));
-    update.commit();
-    LOG.info("Evolved table {}: added columns {}, nested fields {}, widened {}", table.name(),
+    Schema evolved = update.apply();
+    LOG.info("Writing to table {} with columns added {}, nested fields added {}, widened {}: the table evolves in "
+            + "the commit of the first checkpoint", table.name(),
         missing.stream().map(Types.NestedField::name).toList(),
         nestedMissing.stream().map(e -> e.getKey() + "." + e.getValue().name()).toList(),
         widened.stream().map(f -> f.name() + " to " + f.type()).toList());
-    table.refresh();
-    return table;
+    return evolved;
   }
 
   /**

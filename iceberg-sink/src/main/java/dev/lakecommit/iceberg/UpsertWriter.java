@@ -41,6 +41,8 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private static final Logger LOG = LoggerFactory.getLogger(UpsertWriter.class);
 
   private final Table table;
+  private final org.apache.iceberg.Schema schema;
+  private final Optional<String> evolvedSchema;
   private final InputConverter<IN> converter;
   private final WriterContext context;
   private final UpsertKey key;
@@ -53,17 +55,20 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private long lastPrepared;
   private long recordNumber;
 
-  UpsertWriter(Table table, StagingLayout layout, IcebergSinkConfig config, InputConverter<IN> converter,
-      WriterContext context) {
+  /** Writes rows of {@code schema}: the table's, or the table's evolved ({@code evolved}) in the commit. */
+  UpsertWriter(Table table, org.apache.iceberg.Schema schema, boolean evolved, StagingLayout layout,
+      IcebergSinkConfig config, InputConverter<IN> converter, WriterContext context) {
     this.table = table;
+    this.schema = schema;
+    this.evolvedSchema = evolved ? Optional.of(org.apache.iceberg.SchemaParser.toJson(schema)) : Optional.empty();
     this.converter = converter;
     this.context = context;
     this.key = UpsertKey.resolve(table, config.upsertKey);
-    this.validator = new RecordValidator(table.schema());
+    this.validator = new RecordValidator(schema);
     this.locations = new StagingLocations(layout, context);
     this.stagingView = locations.tableView(table);
     GenericFileWriterFactory.Builder factory = new GenericFileWriterFactory.Builder(stagingView)
-        .dataSchema(table.schema())
+        .dataSchema(schema)
         .dataFileFormat(FileFormat.PARQUET)
         .deleteFileFormat(FileFormat.PARQUET)
         .equalityFieldIds(key.fieldIds())
@@ -106,7 +111,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
           context.numberOfWriters(), owner));
     }
     if (current == null) {
-      current = new UpsertTaskWriter(table.spec(), table.schema(), key, writerFactory,
+      current = new UpsertTaskWriter(table.spec(), schema, key, writerFactory,
           OutputFileFactory.builderFor(stagingView, context.writerIndex(), context.attempt())
               .format(FileFormat.PARQUET).build(),
           table.io(), targetFileSize);
@@ -140,7 +145,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
       deletes.add(StagedFile.of(file, specs.get(file.specId())));
     }
     StagingManifest manifest = new StagingManifest(context.jobId(), checkpointId, context.writerIndex(),
-        context.attempt(), data, Optional.empty(), deletes);
+        context.attempt(), data, Optional.empty(), deletes, evolvedSchema);
     LOG.debug("Upsert writer {} of job {} prepared checkpoint {}: {} data files ({} rows), {} delete files",
         context.writerIndex(), context.jobId(), checkpointId, data.size(), manifest.recordCount(), deletes.size());
     return Optional.of(manifest);

@@ -53,10 +53,19 @@ class IcebergCommittableTest {
   }
 
   @Test
-  void version2BytesStayReadableAndAreStillWritten() throws IOException {
+  void version2BytesWithStagingManifestsV2StayReadable() throws IOException {
+    IcebergCommittable.Serializer serializer = new IcebergCommittable.Serializer();
+    try (var in = getClass().getResourceAsStream("/compat/iceberg-committable-v2.bin")) {
+      assertThat(in).isNotNull();
+      assertThat(VersionedSerialization.fromBytes(serializer, in.readAllBytes())).isEqualTo(sample());
+    }
+  }
+
+  @Test
+  void version2BytesWithStagingManifestsV3StayReadableAndAreStillWritten() throws IOException {
     IcebergCommittable.Serializer serializer = new IcebergCommittable.Serializer();
     byte[] current = VersionedSerialization.toBytes(serializer, sample());
-    byte[] stored = GoldenFiles.load(getClass(), "iceberg-committable-v2.bin", current);
+    byte[] stored = GoldenFiles.load(getClass(), "iceberg-committable-v2-staging-v3.bin", current);
 
     assertThat(VersionedSerialization.fromBytes(serializer, current)).isEqualTo(sample());
     assertThat(VersionedSerialization.fromBytes(serializer, stored)).isEqualTo(sample());

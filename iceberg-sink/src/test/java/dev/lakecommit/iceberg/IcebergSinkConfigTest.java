@@ -94,11 +94,14 @@ class IcebergSinkConfigTest {
     IcebergSink<Record> sink = IcebergSink.forRecords(sqlite().createTable(staged, List.of())
         .addNewColumns(true).build());
 
-    Table table = sink.table();
-    assertThat(table.schema().columns()).extracting(Types.NestedField::name)
+    assertThat(sink.writeSchema().columns()).extracting(Types.NestedField::name)
         .containsExactly("id", "payload", "region");
+    assertThat(sink.writeSchema().findField("region").fieldId()).as("the id the table's update assigns").isEqualTo(3);
+    assertThat(CatalogFixture.sqlite(dir).newCatalog().loadTable(TestTables.IDENT).schema().columns())
+        .as("building the sink leaves the table as it is: the first commit evolves it")
+        .extracting(Types.NestedField::name).containsExactly("id", "payload");
     Record input = GenericRecord.create(staged).copy(Map.of("region", "eu", "id", 5L));
-    Record laidOut = RecordProjection.of(staged, table.schema()).convert(input);
+    Record laidOut = RecordProjection.of(staged, sink.writeSchema()).convert(input);
     assertThat(laidOut.getField("id")).isEqualTo(5L);
     assertThat(laidOut.getField("payload")).isNull();
     assertThat(laidOut.getField("region")).isEqualTo("eu");
@@ -119,15 +122,16 @@ class IcebergSinkConfigTest {
     assertThatThrownBy(() -> IcebergSink.forRecords(sqlite().createTable(wide, List.of()).build()))
         .hasMessageContaining("column 'n' narrower than long").hasMessageContaining("column 'x' narrower than double");
 
-    Table table = IcebergSink.forRecords(sqlite().createTable(wide, List.of()).addNewColumns(true).build()).table();
-    assertThat(table.schema().findField("n").type()).isEqualTo(Types.LongType.get());
-    assertThat(table.schema().findField("x").type()).isEqualTo(Types.DoubleType.get());
-    assertThat(table.schema().findField("n").fieldId()).as("the same column, widened").isEqualTo(2);
+    Schema written = IcebergSink.forRecords(sqlite().createTable(wide, List.of()).addNewColumns(true).build())
+        .writeSchema();
+    assertThat(written.findField("n").type()).isEqualTo(Types.LongType.get());
+    assertThat(written.findField("x").type()).isEqualTo(Types.DoubleType.get());
+    assertThat(written.findField("n").fieldId()).as("the same column, widened").isEqualTo(2);
 
     Schema changed = new Schema(
         Types.NestedField.required(1, "id", Types.LongType.get()),
         Types.NestedField.optional(2, "n", Types.StringType.get()));
     assertThatThrownBy(() -> IcebergSink.forRecords(sqlite().createTable(changed, List.of()).addNewColumns(true)
-        .build())).hasMessage("Column 'n' is string in the staged schema but long in table jdbc-sqlite.db.events");
+        .build())).hasMessage("Column 'n' is string in the staged schema but int in table jdbc-sqlite.db.events");
   }
 }

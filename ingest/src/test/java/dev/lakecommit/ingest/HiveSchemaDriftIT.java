@@ -97,6 +97,48 @@ class HiveSchemaDriftIT {
     }
   }
 
+  /**
+   * A field new inside an existing struct column (address.zip from line 701 of day 2): a Hive table's struct
+   * columns are not evolved, so the job stops with or without {@code --add-new-columns}, naming the field, the file
+   * and the line, with exit code 2 (the README's table: input the table cannot take as it is, found before anything
+   * is written; the command must change), and nothing of day 2 is committed: no rows, no column changes, no files.
+   */
+  @Test
+  void aFieldNewInsideAStructColumnIsRefusedEvenWithTheOption() throws Exception {
+    try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
+      Path day1 = SchemaDriftTest.jsonLines(dir.resolve("day1/a.jsonl"), 0, 500,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 3) + "\", \"address\": {\"city\": \"c" + i + "\"}}");
+      Path day2 = SchemaDriftTest.jsonLines(dir.resolve("day2/a.jsonl"), 500, 1_500,
+          i -> "{\"id\": " + i + ", \"region\": \"r" + (i % 3) + "\", \"address\": {\"city\": \"c" + i + "\""
+              + (i >= 1_200 ? ", \"zip\": " + i : "") + "}}");
+      assertThat(ingest(hms, day1, "day1").exitCode()).isZero();
+      List<FieldSchema> columns = columns(hms);
+
+      for (String[] options : List.of(new String[0], new String[] {"--add-new-columns"})) {
+        CliRun refused = ingest(hms, day2, "day2", options);
+
+        assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(2);
+        assertThat(refused.err()).as(refused.toString()).contains("'address.zip'", day2 + " line 701")
+            .contains("struct columns are not evolved").doesNotContain("\tat ");
+        assertThat(rows(hms, "id")).as("nothing of day 2 committed").isEqualTo(500);
+        assertThat(columns(hms)).as("the table's columns as they were").isEqualTo(columns);
+        try (java.util.stream.Stream<Path> walk = java.nio.file.Files.walk(dir.resolve("wh/shop.db/events"))) {
+          assertThat(walk.filter(p -> p.toString().contains("day2") && p.toString().endsWith(".parquet")).toList())
+              .as("no file of day 2, staged or moved").isEmpty();
+        }
+      }
+    }
+  }
+
+  private static List<FieldSchema> columns(HiveMetastoreServer hms) throws Exception {
+    HiveMetaStoreClient client = hms.newClient();
+    try {
+      return client.getTable("shop", "events").getSd().getCols();
+    } finally {
+      client.close();
+    }
+  }
+
   private CliRun ingest(HiveMetastoreServer hms, Path input, String job, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", "shop.events",
         "--target", "hive", "--metastore-uri", hms.uri(), "--partition-by", "region", "--job-id", job,

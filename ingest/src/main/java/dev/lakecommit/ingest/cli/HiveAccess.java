@@ -59,7 +59,28 @@ final class HiveAccess implements TableAccess {
         throw new IllegalArgumentException("Invalid option --partition-by: " + e.getMessage(), e);
       }
     }
-    source.evolve(drift.planByName(existingColumns(), settings.addNewColumns(), options.table()));
+    Map<String, String> types = existingTypes();
+    if (types != null) {
+      drift.checkHiveStructs(types, options.table());
+    }
+    source.evolve(drift.planByName(types == null ? null : existingColumns(), settings.addNewColumns(),
+        options.table()));
+  }
+
+  /** The data columns of the table and their Hive types if it exists, else null. */
+  private Map<String, String> existingTypes() {
+    HiveTableView view;
+    try {
+      view = view();
+    } catch (IllegalArgumentException e) {
+      if (String.valueOf(e.getMessage()).contains("does not exist")) {
+        return null;
+      }
+      throw e;
+    }
+    try (view) {
+      return view.columns();
+    }
   }
 
   /** The data and partition columns of the table if it exists, else null. */

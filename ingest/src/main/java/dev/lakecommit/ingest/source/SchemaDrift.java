@@ -34,9 +34,11 @@ public final class SchemaDrift {
   private final List<Column> nestedAdded;
   private final Map<String, Column> widened;
   private final List<String> conflicts;
+  private final Map<String, Column> nestedSeen;
 
   SchemaDrift(Schema source, Map<String, Column> seen, List<Column> added, List<Column> nestedAdded,
-      Map<String, Column> widened, List<String> conflicts) {
+      Map<String, Column> widened, List<String> conflicts, Map<String, Column> nestedSeen) {
+    this.nestedSeen = Collections.unmodifiableMap(new LinkedHashMap<>(nestedSeen));
     this.source = source;
     this.seen = Collections.unmodifiableMap(new LinkedHashMap<>(seen));
     this.added = List.copyOf(added);
@@ -193,6 +195,77 @@ public final class SchemaDrift {
       }
     }
     return TypeUtil.assignIncreasingFreshIds(new Schema(fields));
+  }
+
+  /**
+   * Refuses input fields inside struct columns that a Hive table's struct columns lack (Hive's struct columns are
+   * not evolved), naming the first such field and the file and line where it first appears; also a field that the
+   * inference sample already held (then the sink would refuse the column without saying where).
+   *
+   * @param hiveTypes the table's data columns and their Hive types ({@code struct<city:string>})
+   * @throws IllegalArgumentException naming the field, the file and line, and what to do
+   */
+  public void checkHiveStructs(Map<String, String> hiveTypes, String tableName) {
+    for (Types.NestedField field : inputSchema().columns()) {
+      String type = hiveTypes.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(field.name()))
+          .map(Map.Entry::getValue).findFirst().orElse(null);
+      if (type != null && field.type().isStructType()) {
+        checkHiveStruct(field.type().asStructType(), type, field.name(), tableName);
+      }
+    }
+  }
+
+  private void checkHiveStruct(Types.StructType input, String hiveType, String path, String tableName) {
+    Map<String, String> table = hiveStructFields(hiveType);
+    if (table == null) {
+      return; // not a struct in the table: the sink names the type change
+    }
+    for (Types.NestedField field : input.fields()) {
+      String nested = path + "." + field.name();
+      String type = table.get(field.name().toLowerCase(java.util.Locale.ROOT));
+      if (type == null) {
+        Column first = nestedSeen.get(nested);
+        if (first == null) {
+          first = nestedAdded.stream().filter(c -> c.name().equals(nested)).findFirst().orElse(null);
+        }
+        throw new IllegalArgumentException("Input field '" + nested + "'" + (first == null ? ""
+            : " (first in " + first.where() + ")") + " is not in its struct column of table " + tableName
+            + "; a Hive table's struct columns are not evolved (give --schema without the field to leave it out, "
+            + "or write to a new table; nothing was written)");
+      }
+      if (field.type().isStructType()) {
+        checkHiveStruct(field.type().asStructType(), type, nested, tableName);
+      }
+    }
+  }
+
+  /** The fields of a Hive struct type by lower-case name with their Hive types; null if it is no struct. */
+  static Map<String, String> hiveStructFields(String hiveType) {
+    String type = hiveType.trim();
+    if (!type.toLowerCase(java.util.Locale.ROOT).startsWith("struct<") || !type.endsWith(">")) {
+      return null;
+    }
+    String inner = type.substring("struct<".length(), type.length() - 1);
+    Map<String, String> fields = new LinkedHashMap<>();
+    int depth = 0;
+    int start = 0;
+    for (int i = 0; i <= inner.length(); i++) {
+      char c = i < inner.length() ? inner.charAt(i) : ',';
+      if (c == '<' || c == '(') {
+        depth++;
+      } else if (c == '>' || c == ')') {
+        depth--;
+      } else if (c == ',' && depth == 0) {
+        String part = inner.substring(start, i);
+        int colon = part.indexOf(':');
+        if (colon > 0) {
+          fields.put(part.substring(0, colon).trim().toLowerCase(java.util.Locale.ROOT),
+              part.substring(colon + 1).trim());
+        }
+        start = i + 1;
+      }
+    }
+    return fields;
   }
 
   /**

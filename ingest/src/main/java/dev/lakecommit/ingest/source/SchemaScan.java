@@ -34,6 +34,8 @@ final class SchemaScan {
   private final Inference inference = new Inference();
   /** Fields inside known struct columns that the schema lacks, by dotted path: where each first appears. */
   private final Map<String, SchemaDrift.Column> nestedNew = new LinkedHashMap<>();
+  /** Every field inside a known struct column, new or not, by dotted path: where each first appears. */
+  private final Map<String, SchemaDrift.Column> nestedSeen = new LinkedHashMap<>();
   private final Map<String, Type> nestedTyped = new LinkedHashMap<>();
   /** Values of new nested JSON fields, each under its dotted path as a column name. */
   private final Inference nestedInference = new Inference();
@@ -79,7 +81,7 @@ final class SchemaScan {
       }
       nested.add(new SchemaDrift.Column(column.name(), type, column.file(), column.line(), column.lineBased()));
     }
-    return new SchemaDrift(schema, seen, added, nested, widened, conflicts);
+    return new SchemaDrift(schema, seen, added, nested, widened, conflicts, nestedSeen);
   }
 
   private Types.NestedField known(String name, boolean ignoreCase) {
@@ -158,6 +160,7 @@ final class SchemaScan {
       JsonToken value = parser.nextToken();
       Types.NestedField field = struct.field(name);
       String nested = path + "." + name;
+      nestedSeen.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
       if (field == null) {
         nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
         Map<String, Object> one = new HashMap<>();
@@ -179,6 +182,7 @@ final class SchemaScan {
         field = known.caseInsensitiveField(column.name());
       }
       String nested = path + "." + column.name();
+      nestedSeen.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, 0, false));
       if (field == null) {
         nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, 0, false));
         nestedTyped.putIfAbsent(nested, column.type());

@@ -1,0 +1,123 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SchemaParser;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.UpdateSchema;
+import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The schema evolution a commit carries: the schemas its files were written with when they added columns to the
+ * table's or widened its types ({@code StagingManifest.evolvedSchema}), one per distinct schema of its writers.
+ * Applied inside the commit's transaction, before the files are added, to the table as that attempt finds it, so
+ * that no table state has the new columns without the data or the data without the columns; a retry after a
+ * conflict applies it again to the refreshed table. Immutable.
+ */
+final class SchemaChange {
+  private static final Logger LOG = LoggerFactory.getLogger(SchemaChange.class);
+
+  static final SchemaChange NONE = new SchemaChange(List.of());
+
+  private final List<String> schemas;
+
+  private SchemaChange(List<String> schemas) {
+    this.schemas = List.copyOf(schemas);
+  }
+
+  /** The distinct schemas (Iceberg JSON) the writers wrote with; empty if all wrote the table's. */
+  static SchemaChange of(Iterable<String> writtenSchemas) {
+    Set<String> distinct = new LinkedHashSet<>();
+    writtenSchemas.forEach(distinct::add);
+    return distinct.isEmpty() ? NONE : new SchemaChange(new ArrayList<>(distinct));
+  }
+
+  boolean isEmpty() {
+    return schemas.isEmpty();
+  }
+
+  /**
+   * Adds to the transaction's table what the written schemas have and it lacks (optional columns and struct
+   * fields, at any depth) and widens the types they widen, in one schema update committed to the transaction.
+   * A column that is there already with the written type (added by another writer or job), or with a type that
+   * reads the written one, is left as it is. Then every written column must have, in the evolved table, the field
+   * id the files were written with: files whose ids now name other columns are never committed.
+   *
+   * @throws IllegalArgumentException naming the column if the table's type of it neither equals, widens nor is
+   *     widened to the written type, or if its field id differs from the files' (the table's schema changed in
+   *     another way after the files were written): the files of this commit cannot be committed
+   */
+  void applyTo(Transaction txn, CommitId id, String table) {
+    if (schemas.isEmpty()) {
+      return;
+    }
+    Schema current = txn.table().schema();
+    Map<String, Consumer<UpdateSchema>> changes = new LinkedHashMap<>();
+    List<Schema> written = new ArrayList<>();
+    for (String json : schemas) {
+      Schema schema = SchemaParser.fromJson(json);
+      written.add(schema);
+      evolve(current.asStruct(), schema.asStruct(), null, changes, id, table);
+    }
+    // A transaction takes its next operation only after the last one committed: no update unless one is needed.
+    UpdateSchema update = changes.isEmpty() ? null : txn.updateSchema();
+    changes.values().forEach(change -> change.accept(update));
+    Schema evolved = update == null ? current : update.apply();
+    for (Schema schema : written) {
+      Map<String, Integer> ids = TypeUtil.indexByName(evolved.asStruct());
+      TypeUtil.indexByName(schema.asStruct()).forEach((name, fieldId) -> {
+        Integer tableId = ids.get(name);
+        if (tableId == null || tableId.intValue() != fieldId) {
+          throw new IllegalArgumentException(String.format(
+              "Column '%s' has field id %s in table %s, but the files of %s were written with field id %s for it: "
+                  + "the table's schema changed in another way after they were written (columns added, renamed "
+                  + "or dropped by another job meanwhile), so these files cannot be committed",
+              name, tableId, table, id, fieldId));
+        }
+      });
+    }
+    if (update != null) {
+      update.commit();
+      LOG.info("Evolving table {} in the commit of {}: {}", table, id, changes.keySet());
+    }
+  }
+
+  /** Collects the changes by column path: each path once, however many written schemas need it. */
+  private static void evolve(Types.StructType table, Types.StructType written, String parent,
+      Map<String, Consumer<UpdateSchema>> changes, CommitId id, String tableName) {
+    for (Types.NestedField field : written.fields()) {
+      String path = parent == null ? field.name() : parent + "." + field.name();
+      Types.NestedField existing = table.field(field.name());
+      if (existing == null) {
+        changes.putIfAbsent(path, update -> update.addColumn(parent, field.name(), field.type(), field.doc()));
+      } else if (TypeWidening.sameShape(field.type(), existing.type())
+          || TypeWidening.widens(field.type(), existing.type())) {
+        continue;
+      } else if (TypeWidening.widens(existing.type(), field.type())) {
+        changes.putIfAbsent(path, update -> update.updateColumn(path, field.type().asPrimitiveType()));
+      } else if (field.type().isStructType() && existing.type().isStructType()) {
+        evolve(existing.type().asStructType(), field.type().asStructType(), path, changes, id, tableName);
+      } else {
+        throw new IllegalArgumentException(String.format(
+            "Column '%s' is %s in table %s, but the files of %s were written with %s for it: a type change the "
+                + "table cannot follow (only int to long, float to double and a wider decimal are applied)",
+            path, existing.type(), tableName, id, field.type()));
+      }
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "SchemaChange(" + schemas.size() + " written schemas)";
+  }
+}
