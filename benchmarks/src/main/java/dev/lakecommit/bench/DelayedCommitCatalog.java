@@ -1,13 +1,11 @@
 package dev.lakecommit.bench;
 
+import dev.lakecommit.iceberg.ForwardingTableOperations;
 import java.util.Map;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 
 /**
  * A Hadoop catalog whose every commit takes {@code commit-delay-ms} longer, as a far or busy catalog service's
@@ -41,15 +39,12 @@ public final class DelayedCommitCatalog extends HadoopCatalog {
     return delayMillis == 0 ? ops : new Delayed(ops, delayMillis);
   }
 
-  private record Delayed(TableOperations delegate, long delayMillis) implements TableOperations {
-    @Override
-    public TableMetadata current() {
-      return delegate.current();
-    }
+  private static final class Delayed extends ForwardingTableOperations {
+    private final long delayMillis;
 
-    @Override
-    public TableMetadata refresh() {
-      return delegate.refresh();
+    Delayed(TableOperations delegate, long delayMillis) {
+      super(delegate);
+      this.delayMillis = delayMillis;
     }
 
     @Override
@@ -60,42 +55,7 @@ public final class DelayedCommitCatalog extends HadoopCatalog {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("Interrupted in the injected catalog delay", e);
       }
-      delegate.commit(base, metadata);
-    }
-
-    @Override
-    public FileIO io() {
-      return delegate.io();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return delegate.locationProvider();
-    }
-
-    @Override
-    public TableOperations temp(TableMetadata uncommittedMetadata) {
-      return delegate.temp(uncommittedMetadata);
-    }
-
-    @Override
-    public long newSnapshotId() {
-      return delegate.newSnapshotId();
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-      return delegate.encryption();
-    }
-
-    @Override
-    public boolean requireStrictCleanup() {
-      return delegate.requireStrictCleanup();
+      delegate().commit(base, metadata);
     }
   }
 }

@@ -7,10 +7,10 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /** A table's operations passed through to another's; subclasses override the steps they change. */
-abstract class ForwardingTableOperations implements TableOperations {
+public abstract class ForwardingTableOperations implements TableOperations {
   private final TableOperations delegate;
 
-  ForwardingTableOperations(TableOperations delegate) {
+  protected ForwardingTableOperations(TableOperations delegate) {
     this.delegate = delegate;
   }
 

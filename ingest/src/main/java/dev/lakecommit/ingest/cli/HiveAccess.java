@@ -69,22 +69,20 @@ final class HiveAccess implements TableAccess {
 
   /** The data columns of the table and their Hive types if it exists, else null. */
   private Map<String, String> existingTypes() {
-    HiveTableView view;
-    try {
-      view = view();
-    } catch (IllegalArgumentException e) {
-      if (String.valueOf(e.getMessage()).contains("does not exist")) {
-        return null;
-      }
-      throw e;
-    }
-    try (view) {
-      return view.columns();
-    }
+    return ifExists(HiveTableView::columns);
   }
 
   /** The data and partition columns of the table if it exists, else null. */
   private List<String> existingColumns() {
+    return ifExists(view -> {
+      List<String> columns = new java.util.ArrayList<>(view.columns().keySet());
+      columns.addAll(view.partitionColumns());
+      return columns;
+    });
+  }
+
+  /** What {@code read} reads from the table's view if the table exists, else null. */
+  private <T> T ifExists(java.util.function.Function<HiveTableView, T> read) {
     HiveTableView view;
     try {
       view = view();
@@ -95,9 +93,7 @@ final class HiveAccess implements TableAccess {
       throw e;
     }
     try (view) {
-      List<String> columns = new java.util.ArrayList<>(view.columns().keySet());
-      columns.addAll(view.partitionColumns());
-      return columns;
+      return read.apply(view);
     }
   }
 
