@@ -19,10 +19,21 @@ class CommitIntentTest {
   void version1StaysReadableAndIsStillWritten() throws IOException {
     CommitIntent.Serializer serializer = new CommitIntent.Serializer();
     byte[] current = VersionedSerialization.toBytes(serializer, sample());
-    byte[] stored = GoldenFiles.load(getClass(), "commit-intent-v1.bin", current);
+    byte[] stored = GoldenFiles.load(getClass(), "commit-intent-v1-staging-v3.bin", current);
 
     assertThat(VersionedSerialization.fromBytes(serializer, stored)).isEqualTo(sample());
     assertThat(current).isEqualTo(stored);
+  }
+
+  /** An intent written before staging manifests carried their schema (manifests of version 2 inside). */
+  @Test
+  void version1WithVersion2ManifestsStaysReadable() throws IOException {
+    byte[] stored;
+    try (java.io.InputStream in = getClass().getResourceAsStream("/compat/commit-intent-v1.bin")) {
+      assertThat(in).as("stored bytes /compat/commit-intent-v1.bin").isNotNull();
+      stored = in.readAllBytes();
+    }
+    assertThat(VersionedSerialization.fromBytes(new CommitIntent.Serializer(), stored)).isEqualTo(sample());
   }
 
   @Test
