@@ -62,7 +62,7 @@ final class SchemaChange {
       return;
     }
     Schema current = txn.table().schema();
-    Map<String, Consumer<UpdateSchema>> changes = new LinkedHashMap<>();
+    Map<String, Change> changes = new LinkedHashMap<>();
     List<Schema> written = new ArrayList<>();
     for (String json : schemas) {
       Schema schema = SchemaParser.fromJson(json);
@@ -71,7 +71,10 @@ final class SchemaChange {
     }
     // A transaction takes its next operation only after the last one committed: no update unless one is needed.
     UpdateSchema update = changes.isEmpty() ? null : txn.updateSchema();
-    changes.values().forEach(change -> change.accept(update));
+    // Added fields get their ids in the order they are added: the order the sink's schema update added them
+    // (TableSetup.writeSchema: top-level columns, then nested fields), which is the order of the written ids.
+    changes.values().stream().sorted(java.util.Comparator.comparingInt(Change::writtenId))
+        .forEach(change -> change.apply().accept(update));
     Schema evolved = update == null ? current : update.apply();
     for (Schema schema : written) {
       Map<String, Integer> ids = TypeUtil.indexByName(evolved.asStruct());
@@ -94,17 +97,19 @@ final class SchemaChange {
 
   /** Collects the changes by column path: each path once, however many written schemas need it. */
   private static void evolve(Types.StructType table, Types.StructType written, String parent,
-      Map<String, Consumer<UpdateSchema>> changes, CommitId id, String tableName) {
+      Map<String, Change> changes, CommitId id, String tableName) {
     for (Types.NestedField field : written.fields()) {
       String path = parent == null ? field.name() : parent + "." + field.name();
       Types.NestedField existing = table.field(field.name());
       if (existing == null) {
-        changes.putIfAbsent(path, update -> update.addColumn(parent, field.name(), field.type(), field.doc()));
+        changes.putIfAbsent(path, new Change(field.fieldId(),
+            update -> update.addColumn(parent, field.name(), field.type(), field.doc())));
       } else if (TypeWidening.sameShape(field.type(), existing.type())
           || TypeWidening.widens(field.type(), existing.type())) {
         continue;
       } else if (TypeWidening.widens(existing.type(), field.type())) {
-        changes.putIfAbsent(path, update -> update.updateColumn(path, field.type().asPrimitiveType()));
+        changes.putIfAbsent(path, new Change(field.fieldId(),
+            update -> update.updateColumn(path, field.type().asPrimitiveType())));
       } else if (field.type().isStructType() && existing.type().isStructType()) {
         evolve(existing.type().asStructType(), field.type().asStructType(), path, changes, id, tableName);
       } else {
@@ -115,6 +120,9 @@ final class SchemaChange {
       }
     }
   }
+
+  /** One column's change, with the field id the files were written with for it. */
+  private record Change(int writtenId, Consumer<UpdateSchema> apply) {}
 
   @Override
   public String toString() {

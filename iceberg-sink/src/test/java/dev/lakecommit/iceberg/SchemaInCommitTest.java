@@ -157,6 +157,58 @@ class SchemaInCommitTest {
     emails.forEach((id, email) -> assertThat(email).as("email of %s", id).isEqualTo(id < 100 ? null : "e-" + id));
   }
 
+  /**
+   * A new top-level column and a new field inside an existing struct, in one checkpoint: the sink numbers the new
+   * fields top-level first, and the commit must add them in that order (walking the written schema depth-first
+   * would number the nested field first, and the files' ids would then name other columns).
+   */
+  @Test
+  void aNewColumnAndANewStructFieldGetTheIdsTheFilesWereWrittenWith() throws IOException {
+    Types.StructType address = Types.StructType.of(Types.NestedField.optional(3, "city", Types.StringType.get()));
+    Schema people = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "address", address));
+    org.apache.iceberg.catalog.TableIdentifier ident = org.apache.iceberg.catalog.TableIdentifier.of("db", "people");
+    catalog.createTable(ident, people);
+    Schema staged = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "address", Types.StructType.of(
+            Types.NestedField.optional(3, "city", Types.StringType.get()),
+            Types.NestedField.optional(10, "zip", Types.StringType.get()))),
+        Types.NestedField.optional(11, "country", Types.StringType.get()));
+    IcebergSink<Record> sink = IcebergSink.forRecords(IcebergSinkConfig.builder().catalogName(fixture.name())
+        .catalogProperties(fixture.properties()).table("db.people").createTable(staged, List.of())
+        .addNewColumns(true).build());
+    Schema written = sink.writeSchema();
+    JobId job = JobId.of("people-job");
+    StagingManifest manifest = stage(sink, job, 0, 1, 1, 0, 50, id -> {
+      GenericRecord row = GenericRecord.create(written);
+      GenericRecord where = GenericRecord.create(written.findField("address").type().asStructType());
+      where.setField("city", "city-" + id);
+      where.setField("zip", "zip-" + id);
+      row.setField("id", id);
+      row.setField("address", where);
+      row.setField("country", "country-" + id);
+      return row;
+    });
+    SinkAggregatedCommitter<StagingManifest, IcebergCommittable> committer = sink.createAggregatedCommitter();
+    assertThat(committer.commit(committer.combine(new CommitId(job, 1), List.of(manifest))))
+        .isInstanceOf(CommitOutcome.Committed.class);
+
+    Table table = catalog.loadTable(ident);
+    assertThat(table.schema().findField("country").fieldId()).isEqualTo(written.findField("country").fieldId());
+    assertThat(table.schema().findField("address.zip").fieldId())
+        .isEqualTo(written.findField("address.zip").fieldId());
+    long rows = 0;
+    try (CloseableIterable<Record> read = IcebergGenerics.read(table).build()) {
+      for (Record row : read) {
+        long id = (Long) row.getField("id");
+        assertThat(row.getField("country")).isEqualTo("country-" + id);
+        assertThat(((Record) row.getField("address")).getField("zip")).isEqualTo("zip-" + id);
+        rows++;
+      }
+    }
+    assertThat(rows).isEqualTo(50);
+  }
+
   @Test
   void twoWritersOfOneCheckpointAddingTheSameColumnAddItOnce() throws IOException {
     // Two sinks built apart, as two processes (or two Flink subtasks) build theirs, each with its own writer.
