@@ -151,6 +151,16 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     }
   }
 
+  /** Whether persisted checkpoints wait for their commits (never, synchronous). */
+  boolean waiting() {
+    if (!pipelined()) {
+      return false;
+    }
+    synchronized (lock) {
+      return !uncommitted.isEmpty();
+    }
+  }
+
   /** Throws a failure of the committer thread (cheap: called per record). */
   void checkFailed() throws InterruptedException {
     if (failure != null) {

@@ -152,8 +152,12 @@ final class JobRun<IN, C, S, A> {
           if (reader.ended()) {
             break;
           }
-          // An idle stream is no stall; a checkpoint by interval still commits what was read before it went idle.
-          watchdog.progressed();
+          // An idle stream is no stall, but a commit that failed or hangs meanwhile is (pipelined, nothing else
+          // would notice it until the next record); a checkpoint by interval still commits what was read before.
+          committer.checkFailed();
+          if (!committer.waiting()) {
+            watchdog.progressed();
+          }
           if (intervalElapsed(checkpointStart)) {
             if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
               persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
