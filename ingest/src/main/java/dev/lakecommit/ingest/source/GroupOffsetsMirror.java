@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
  * checkpoint and the table say. A mirror that fails is logged and retried with the next commit; it never fails the
  * job.
  *
- * <p>Told of the position of every checkpoint (the reader's position when it was taken), then of its completion,
- * on the job's coordinator thread.
+ * <p>Told of the reader's position when each checkpoint is taken and persisted (on the job's coordinator thread),
+ * then of the checkpoint's completion (on the committer's thread when commits are pipelined, while the reader
+ * already reads on): each checkpoint's own offsets are mirrored, never a position the table does not hold yet.
  */
 public final class GroupOffsetsMirror implements JobListener, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GroupOffsetsMirror.class);
@@ -30,7 +31,10 @@ public final class GroupOffsetsMirror implements JobListener, AutoCloseable {
 
   private final String groupId;
   private final Admin admin;
-  private byte[] position;
+  private volatile byte[] position;
+  /** The positions of checkpoints persisted and not completed yet, by checkpoint id. */
+  private final java.util.concurrent.ConcurrentSkipListMap<Long, byte[]> persisted =
+      new java.util.concurrent.ConcurrentSkipListMap<>();
   private Map<TopicPartition, Long> mirrored = Map.of();
 
   /**
@@ -58,8 +62,18 @@ public final class GroupOffsetsMirror implements JobListener, AutoCloseable {
   }
 
   @Override
+  public void onCheckpointPersisted(long checkpointId) {
+    byte[] at = position;
+    if (at != null) {
+      persisted.put(checkpointId, at);
+    }
+  }
+
+  @Override
   public void onCheckpointComplete(long checkpointId, long recordCount) {
-    KafkaPosition at = KafkaPosition.fromBytes(position);
+    byte[] bytes = persisted.get(checkpointId);
+    persisted.headMap(checkpointId, true).clear();
+    KafkaPosition at = bytes == null ? null : KafkaPosition.fromBytes(bytes);
     if (at == null || at.offsets().equals(mirrored)) {
       return;
     }
