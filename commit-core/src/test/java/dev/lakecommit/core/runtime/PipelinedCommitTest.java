@@ -304,34 +304,13 @@ class PipelinedCommitTest {
    * The reference sink with a catalog step before each commit: it may block, or return an outcome instead of
    * committing (null commits). Logs the start and end of every commit.
    */
-  private final class GatedSink implements Sink<Long, RefManifest, Long>,
-      SupportsAggregatedCommitter<RefManifest, RefManifest> {
-    private final DirectoryTableSink delegate;
+  private final class GatedSink extends StandaloneJobTest.ForwardingSink
+      implements SupportsAggregatedCommitter<RefManifest, RefManifest> {
     private final LongFunction<CommitOutcome> beforeCommit;
 
     GatedSink(DirectoryTableSink delegate, LongFunction<CommitOutcome> beforeCommit) {
-      this.delegate = delegate;
+      super(delegate);
       this.beforeCommit = beforeCommit;
-    }
-
-    @Override
-    public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) {
-      return delegate.createWriter(context);
-    }
-
-    @Override
-    public SinkWriter<Long, RefManifest, Long> restoreWriter(WriterContext context, List<Long> states) {
-      return delegate.restoreWriter(context, states);
-    }
-
-    @Override
-    public SimpleVersionedSerializer<RefManifest> commitInfoSerializer() {
-      return delegate.commitInfoSerializer();
-    }
-
-    @Override
-    public SimpleVersionedSerializer<Long> writerStateSerializer() {
-      return delegate.writerStateSerializer();
     }
 
     @Override

@@ -371,7 +371,7 @@ class StandaloneJobTest {
   }
 
   /** Writers of the reference sink, committed one writer's info at a time (the two-level path). */
-  private abstract static class ForwardingSink implements Sink<Long, RefManifest, Long> {
+  abstract static class ForwardingSink implements Sink<Long, RefManifest, Long> {
     final DirectoryTableSink delegate;
 
     ForwardingSink(DirectoryTableSink delegate) {
