@@ -1,0 +1,154 @@
+package dev.lakecommit.iceberg;
+
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Iceberg's Hadoop catalog, safe with the bounded metadata history that Lakecommit gives its tables
+ * ({@code write.metadata.delete-after-commit.enabled}, {@code previous-versions-max}).
+ *
+ * <p>A Hadoop table commits version {@code n + 1} by renaming a file to {@code v<n+1>.metadata.json}, refused if that
+ * file exists; the version {@code n} is the one its table object read last. Once more than
+ * {@code previous-versions-max} newer versions have been committed, version {@code n + 1}'s file has been deleted
+ * again, so a table object that read version {@code n} before those commits (a long compaction attempt, a job with
+ * long checkpoint intervals beside a fast one) could commit "version {@code n + 1}" once more: the rename succeeds,
+ * the version hint points at a fork of the history without the commits in between, and one side's commits are lost.
+ * Such an object also cannot refresh any more ({@code Metadata file for version n is missing}).
+ *
+ * <p>Here every table's operations check before each commit that the metadata file they read still exists (files
+ * are deleted oldest first, so while it does, the next version's file was not deleted) and refuse the attempt as a
+ * lost race otherwise; and a refresh that finds its own version gone reads the table again from the version hint.
+ * Iceberg's retry then re-applies the commit on the table as it is.
+ */
+public class GuardedHadoopCatalog extends HadoopCatalog {
+  private static final Logger LOG = LoggerFactory.getLogger(GuardedHadoopCatalog.class);
+
+  /**
+   * {@code properties} with this catalog in place of Iceberg's Hadoop catalog ({@code type=hadoop} or its
+   * {@code catalog-impl}); other catalogs' properties unchanged.
+   */
+  static Map<String, String> substitute(Map<String, String> properties) {
+    String type = properties.get(CatalogUtil.ICEBERG_CATALOG_TYPE);
+    String impl = properties.get(CatalogProperties.CATALOG_IMPL);
+    boolean hadoop = impl == null ? type != null && CatalogUtil.ICEBERG_CATALOG_TYPE_HADOOP.equals(
+        type.toLowerCase(Locale.ROOT)) : HadoopCatalog.class.getName().equals(impl);
+    if (!hadoop) {
+      return properties;
+    }
+    Map<String, String> guarded = new HashMap<>(properties);
+    guarded.remove(CatalogUtil.ICEBERG_CATALOG_TYPE);
+    guarded.put(CatalogProperties.CATALOG_IMPL, GuardedHadoopCatalog.class.getName());
+    return guarded;
+  }
+
+  @Override
+  protected TableOperations newTableOps(TableIdentifier identifier) {
+    return new Operations(identifier, () -> super.newTableOps(identifier));
+  }
+
+  /** A Hadoop table's operations that never commit on, or refresh from, a version whose file is gone. */
+  static final class Operations implements TableOperations {
+    private final TableIdentifier identifier;
+    private final Supplier<TableOperations> load;
+    private volatile TableOperations delegate;
+    private volatile int reloads;
+
+    Operations(TableIdentifier identifier, Supplier<TableOperations> load) {
+      this.identifier = identifier;
+      this.load = load;
+      this.delegate = load.get();
+    }
+
+    /** How many times a refresh found its version gone and read the table again from the version hint. */
+    int reloads() {
+      return reloads;
+    }
+
+    @Override
+    public TableMetadata current() {
+      // A Hadoop table's current() refreshes after its own commits.
+      return readingAgainIfGone(() -> delegate.current());
+    }
+
+    @Override
+    public TableMetadata refresh() {
+      return readingAgainIfGone(() -> delegate.refresh());
+    }
+
+    private TableMetadata readingAgainIfGone(Supplier<TableMetadata> read) {
+      try {
+        return read.get();
+      } catch (ValidationException e) {
+        if (e.getMessage() == null || !e.getMessage().startsWith("Metadata file for version")) {
+          throw e;
+        }
+        LOG.info("Table {}: {} (more than write.metadata.previous-versions-max commits since it was read); "
+            + "reading it again", identifier, e.getMessage());
+        reloads++;
+        delegate = load.get();
+        return delegate.refresh();
+      }
+    }
+
+    @Override
+    public void commit(TableMetadata base, TableMetadata metadata) {
+      if (base != null && base.metadataFileLocation() != null
+          && !io().newInputFile(base.metadataFileLocation()).exists()) {
+        throw new CommitFailedException("Cannot commit to table %s on metadata %s: the file was deleted since it "
+            + "was read (more than write.metadata.previous-versions-max newer commits), and committing the version "
+            + "after it could fork the table's history", identifier, base.metadataFileLocation());
+      }
+      delegate.commit(base, metadata);
+    }
+
+    @Override
+    public FileIO io() {
+      return delegate.io();
+    }
+
+    @Override
+    public EncryptionManager encryption() {
+      return delegate.encryption();
+    }
+
+    @Override
+    public String metadataFileLocation(String fileName) {
+      return delegate.metadataFileLocation(fileName);
+    }
+
+    @Override
+    public LocationProvider locationProvider() {
+      return delegate.locationProvider();
+    }
+
+    @Override
+    public TableOperations temp(TableMetadata uncommittedMetadata) {
+      return delegate.temp(uncommittedMetadata);
+    }
+
+    @Override
+    public long newSnapshotId() {
+      return delegate.newSnapshotId();
+    }
+
+    @Override
+    public boolean requireStrictCleanup() {
+      return delegate.requireStrictCleanup();
+    }
+  }
+}

@@ -1,0 +1,125 @@
+package dev.lakecommit.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.LongStream;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.TableProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A Hadoop table that deletes old metadata files, committed to by an attempt that began more than
+ * {@code previous-versions-max} commits ago: Iceberg's own catalog forks the history and loses the commits in
+ * between; the guarded one refuses the attempt, reads the table again and commits on top of them.
+ */
+class GuardedHadoopCatalogTest {
+  private static final int PREVIOUS_VERSIONS = 2;
+  private static final int LATER_COMMITS = PREVIOUS_VERSIONS + 3;
+
+  @TempDir Path dir;
+
+  @Test
+  void aCommitAttemptThatOutlivesTheKeptVersionsCommitsOnTopOfTheCommitsMeanwhile() {
+    Catalog catalog = catalog(true);
+    Table table = create(catalog);
+
+    TableOperations ops = appendWhileOthersCommit(catalog, table);
+
+    Map<Long, Integer> counts = TestTables.keyCounts(catalog.loadTable(TestTables.IDENT));
+    assertThat(counts).hasSize(LATER_COMMITS * 10 + 10).containsKey(1000L)
+        .allSatisfy((key, count) -> assertThat(count).isOne());
+    assertThat(((GuardedHadoopCatalog.Operations) ops).reloads()).isOne();
+  }
+
+  /** What the guard prevents, shown on Iceberg's own Hadoop catalog: the test above fails without it. */
+  @Test
+  void withoutTheGuardTheCommitForksTheHistory() {
+    Catalog catalog = catalog(false);
+    Table table = create(catalog);
+
+    appendWhileOthersCommit(catalog, table);
+
+    // The version hint names the late attempt's "version 2": every commit made meanwhile is gone from the table.
+    assertThat(TestTables.keyCounts(catalog.loadTable(TestTables.IDENT))).containsOnlyKeys(
+        LongStream.range(1000, 1010).boxed().toList());
+  }
+
+  /**
+   * Appends keys 1000..1009 to {@code table}; its first catalog attempt, after the append was applied to the table
+   * as refreshed, waits for {@link #LATER_COMMITS} commits through other table objects (as a slow attempt of a busy
+   * table does). Returns the table's operations.
+   */
+  private static TableOperations appendWhileOthersCommit(Catalog catalog, Table table) {
+    TableOperations ops = ((HasTableOperations) table).operations();
+    AtomicBoolean first = new AtomicBoolean(true);
+    TableOperations slow = new ForwardingTableOperations(ops) {
+      @Override
+      public void commit(TableMetadata base, TableMetadata metadata) {
+        if (first.getAndSet(false)) {
+          for (int i = 0; i < LATER_COMMITS; i++) {
+            Table other = catalog.loadTable(TestTables.IDENT);
+            other.newAppend().appendFile(TestTables.dataFile(other, i * 10L, i * 10L + 10)).commit();
+          }
+        }
+        super.commit(base, metadata);
+      }
+    };
+    new BaseTable(slow, table.name()).newAppend().appendFile(TestTables.dataFile(table, 1000, 1010)).commit();
+    return ops;
+  }
+
+  @Test
+  void aTableObjectWhoseVersionIsGoneRefreshes() {
+    Catalog catalog = catalog(true);
+    Table stale = create(catalog);
+    Table unguarded = catalog(false).loadTable(TestTables.IDENT);
+    for (int i = 0; i < LATER_COMMITS; i++) {
+      Table table = catalog.loadTable(TestTables.IDENT);
+      table.newAppend().appendFile(TestTables.dataFile(table, i * 10L, i * 10L + 10)).commit();
+    }
+
+    assertThatThrownBy(unguarded::refresh).isInstanceOf(ValidationException.class).hasMessageContaining("is missing");
+    assertThat(TestTables.keyCounts(stale)).hasSize(LATER_COMMITS * 10);
+  }
+
+  @Test
+  void onlyHadoopCatalogsAreReplaced() {
+    assertThat(GuardedHadoopCatalog.substitute(Map.of("type", "hadoop", "warehouse", "w")))
+        .containsEntry("catalog-impl", GuardedHadoopCatalog.class.getName()).doesNotContainKey("type")
+        .containsEntry("warehouse", "w");
+    assertThat(GuardedHadoopCatalog.substitute(Map.of("catalog-impl", "org.apache.iceberg.hadoop.HadoopCatalog")))
+        .containsEntry("catalog-impl", GuardedHadoopCatalog.class.getName());
+    Map<String, String> jdbc = Map.of("type", "jdbc", "uri", "jdbc:sqlite:x");
+    assertThat(GuardedHadoopCatalog.substitute(jdbc)).isSameAs(jdbc);
+  }
+
+  private Catalog catalog(boolean guarded) {
+    Map<String, String> properties = new HashMap<>(Map.of("type", "hadoop",
+        "warehouse", dir.resolve("warehouse").toUri().toString()));
+    return CatalogUtil.buildIcebergCatalog("hadoop",
+        guarded ? GuardedHadoopCatalog.substitute(properties) : properties, new Configuration());
+  }
+
+  private static Table create(Catalog catalog) {
+    Table table = catalog.createTable(TestTables.IDENT, TestTables.SCHEMA, PartitionSpec.unpartitioned(), Map.of(
+        "format-version", "2", TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true",
+        TableProperties.METADATA_PREVIOUS_VERSIONS_MAX, Integer.toString(PREVIOUS_VERSIONS)));
+    table.currentSnapshot();
+    return table;
+  }
+}
