@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
 final class IcebergTarget implements CommitTarget {
   private static final Logger LOG = LoggerFactory.getLogger(IcebergTarget.class);
   private static final int CLAIM_ATTEMPTS = 20;
+  /** In the summary of the empty snapshot that marks a run's claim on a REST catalog: the claimed epoch. */
+  static final String CLAIM_KEY = "lakecommit.claim";
 
   private final Catalog catalog;
   private final TableIdentifier identifier;
@@ -80,6 +82,9 @@ final class IcebergTarget implements CommitTarget {
       try {
         Transaction txn = Transactions.newTransaction(table.name(), new ClaimGuard(ops, jobId, current));
         txn.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
+        if (appliesChangesOnServer(catalog, ops)) {
+          markClaim(txn, claim);
+        }
         txn.commitTransaction();
         return claim;
       } catch (EpochMoved | CommitFailedException e) {
@@ -97,6 +102,33 @@ final class IcebergTarget implements CommitTarget {
     }
     throw new IOException("Could not claim a run epoch for job " + jobId + " in table " + identifier + " after "
         + CLAIM_ATTEMPTS + " attempts: other runs of the job kept claiming", last);
+  }
+
+  /**
+   * Whether the catalog commits by sending changes and requirements that the server applies to the table as it is
+   * then (a REST catalog), rather than by swapping the whole metadata the client read (Hadoop, JDBC, Hive, Glue,
+   * Nessie). A requirement is sent only for what a change touches, and a property change touches nothing: a claim
+   * that sets only the epoch property would neither conflict with another claim nor with a commit attempt that
+   * checked the older epoch, and both runs would go on committing.
+   */
+  static boolean appliesChangesOnServer(Catalog catalog, TableOperations ops) {
+    return catalog instanceof org.apache.iceberg.rest.RESTCatalog
+        || ops.getClass().getName().startsWith("org.apache.iceberg.rest.");
+  }
+
+  /**
+   * Puts the claim on the branch the job commits to as a snapshot that adds nothing (summary
+   * {@value #CLAIM_KEY}). Its change of the branch makes the claim require the branch's snapshot that it read, as
+   * every checkpoint commit does: of two claims, or of a claim and a commit attempt of the run it fences, that read
+   * the same snapshot, only one lands, and the other is retried on the table as it is then (the commit attempt then
+   * finds the new epoch and is fenced).
+   */
+  private void markClaim(Transaction txn, RunEpoch claim) {
+    org.apache.iceberg.AppendFiles mark = txn.newFastAppend().set(CLAIM_KEY, claim.value());
+    if (!org.apache.iceberg.SnapshotRef.MAIN_BRANCH.equals(branch)) {
+      mark.toBranch(branch);
+    }
+    mark.commit();
   }
 
   /** Claims that lost a race and were read again (for tests: a race must be seen, not assumed). */

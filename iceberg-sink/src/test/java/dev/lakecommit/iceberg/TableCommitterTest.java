@@ -116,6 +116,41 @@ class TableCommitterTest {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lakecommit.committed.job-1");
   }
 
+  /**
+   * A second run claims the job while the first run's commit is between its epoch check and its catalog attempt:
+   * the attempt must not land. A catalog that swaps whole metadata refuses it as stale; a REST catalog applies
+   * changes on the server with requirements only for what they touch, so the claim must touch what every commit
+   * asserts (the branch's snapshot).
+   */
+  @ParameterizedTest
+  @MethodSource("catalogs")
+  void aClaimThatLandsDuringACommitAttemptFencesTheAttempt(String name) throws Exception {
+    Catalog catalog = fixture(name).newCatalog();
+    Table table = TestTables.create(catalog);
+    Catalog other = fixture(name).newCatalog();
+    try (dev.lakecommit.core.CommitTarget first = new IcebergTarget(catalog, IDENT, null, null);
+        dev.lakecommit.core.CommitTarget second = new IcebergTarget(other, IDENT, null, null)) {
+      TableCommitter committer = committer(catalog, new CommitCounters());
+      committer.fence(first.claimEpoch(JOB, "first").epoch());
+      committer.attemptHook(attempt -> {
+        if (attempt == 1) {
+          try {
+            second.claimEpoch(JOB, "second");
+          } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }
+      });
+
+      CommitOutcome outcome = committer.commit(TestTables.changes(1, List.of(TestTables.dataFile(table, 0, 10))));
+
+      assertThat(outcome).isInstanceOf(CommitOutcome.Fatal.class);
+      assertThat(((CommitOutcome.Fatal) outcome).cause()).hasMessageContaining("fenced");
+      assertThat(TestTables.keyCounts(other.loadTable(IDENT))).isEmpty();
+      assertThat(TestTables.committedCheckpoints(other.loadTable(IDENT))).isEmpty();
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("catalogs")
   void aReplayedCheckpointIsSkippedAndAddsNothing(String name) {
