@@ -187,7 +187,7 @@ class CliTest {
   @Test
   void uploadBuffersThatAKilledRunLeftAreRemovedByTheNextRun() throws Exception {
     // S3FileIO buffers uploads in s3.staging-dir, which the tool makes one directory per process
-    Path root = Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
+    Path root = bufferRoot();
     Path dead = Files.createDirectories(root.resolve("999999999"));
     Path leftover = Files.writeString(dead.resolve("s3fileio-123.tmp"), "half an upload");
     Path notOurs = Files.createDirectories(root.resolve("not-a-pid"));
@@ -348,7 +348,7 @@ class CliTest {
     Files.copy(committed, killedAttempts); // what an attempt killed before its commit landed leaves
     Process killed = new ProcessBuilder("sleep", "60").start();
     killed.destroyForcibly().waitFor();
-    Path buffers = Files.createDirectories(Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3",
+    Path buffers = Files.createDirectories(bufferRoot().resolve(
         Long.toString(killed.pid())));
     Path buffer = Files.write(buffers.resolve("s3fileio-" + java.util.UUID.randomUUID() + ".tmp"), new byte[10]);
     String[] cleanup = {"cleanup", "--table", "demo.orders", "--warehouse", dir.resolve("wh").toString(),
@@ -370,5 +370,14 @@ class CliTest {
     CliRun verify = CliRun.of("verify", "--source", SAMPLE.toString(), "--table", "demo.orders", "--warehouse",
         dir.resolve("wh").toString(), "--key", "order_id");
     assertThat(verify.exitCode()).as(verify.toString()).isZero();
+  }
+
+  /**
+   * Where the tool in this JVM puts S3 upload buffers: the build gives each test JVM its own root
+   * ({@code lakecommit.s3.buffer-root}), so that a run in another one does not sweep what a test planted here.
+   */
+  private static Path bufferRoot() {
+    String root = System.getProperty("lakecommit.s3.buffer-root");
+    return root != null ? Path.of(root) : Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
   }
 }

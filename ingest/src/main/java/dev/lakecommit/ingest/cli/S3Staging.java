@@ -20,9 +20,16 @@ final class S3Staging {
 
   private S3Staging() {}
 
-  /** {@code <tmp>/lakecommit-s3/<parent>}: the parent of every process's directory. */
+  /** Names the parent of every process's directory instead of {@code <tmp>/lakecommit-s3}. */
+  static final String ROOT_PROPERTY = "lakecommit.s3.buffer-root";
+
+  /**
+   * The parent of every process's directory: {@code <tmp>/lakecommit-s3}, or the system property
+   * {@value #ROOT_PROPERTY} (processes that share it sweep each other's leftovers).
+   */
   static Path root() {
-    return Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
+    String root = System.getProperty(ROOT_PROPERTY);
+    return root != null ? Path.of(root) : Path.of(System.getProperty("java.io.tmpdir"), "lakecommit-s3");
   }
 
   /** This process's directory. */
