@@ -52,7 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>The source reads with one subtask per partition. Asserted: no duplicate, no loss, no unknown row; the second
  * run failed for the missing positions and left the table as it was; the third run's checkpoints were unaligned
  * and it restarted after the kill. The out-of-order rate is printed (see {@link FlinkKafkaProcessIT}). Default
- * build: 12,000 messages; {@code -Plong}: 1,000,000.
+ * build: 12,000 messages; {@code -Plong}: 1,000,000. Progress lines carry the seconds since the start and the
+ * checkpoint counts of each run (checkpoints triggered while a run deploys or restarts count as failed).
  */
 class FlinkKafkaRescaleIT {
   private static final String TOPIC = "events";
@@ -70,6 +71,7 @@ class FlinkKafkaRescaleIT {
     System.out.printf("FlinkKafkaRescaleIT seed=%d (rerun with -Dlakecommit.seed=%d): %d messages at %d/s%n", seed,
         seed, messages, rate);
     Random random = new Random(seed);
+    long start = System.nanoTime();
     String warehouse = dir.resolve("warehouse").toString();
     Path savepoints = dir.resolve("savepoints");
     Duration wait = Duration.ofMinutes(TestScale.pick(3, 20));
@@ -82,6 +84,7 @@ class FlinkKafkaRescaleIT {
             "execution.checkpointing.savepoint-dir", savepoints.toUri().toString()))) {
       cluster.start(2);
       kafka.createTopic(TOPIC, PARTITIONS);
+      log(start, "cluster and broker up%n");
       String bootstrap = kafka.bootstrapServers();
       Producer producer = new Producer(bootstrap, messages, rate);
       long third = messages / 3;
@@ -89,12 +92,14 @@ class FlinkKafkaRescaleIT {
       // Run 1: sink parallelism 2, aligned; stop-with-savepoint once a seeded share of the first third is in.
       String run1 = submit(cluster, bootstrap, warehouse, 2, false, StateOnlyOffsets.firstStart(), null, 100);
       runningTaskManagers(cluster, run1, Duration.ofMinutes(3));
+      log(start, "run 1 running%n");
       producer.allowed.set(third);
       producer.start();
       awaitCommittedRows(warehouse, share(random, 0, third), producer, wait);
+      log(start, "run 1 checkpoints: %s%n", checkpointStats(cluster, run1));
       String savepoint1 = cluster.stopWithSavepoint(run1, savepoints, Duration.ofMinutes(2));
       assertThat(cluster.awaitTerminal(run1, Duration.ofMinutes(1))).isEqualTo("FINISHED");
-      System.out.printf("FlinkKafkaRescaleIT run 1 (sink parallelism 2) stopped with savepoint %s at %d committed"
+      log(start, "run 1 (sink parallelism 2) stopped with savepoint %s at %d committed"
           + " rows%n", savepoint1, committedRows(warehouse));
 
       // Run 2: the restore job without its savepoint fails, naming the partitions, and commits nothing.
@@ -102,7 +107,7 @@ class FlinkKafkaRescaleIT {
       String run2 = submit(cluster, bootstrap, warehouse, 2, false, StateOnlyOffsets.restoreOnly(JOB), null, 0);
       assertThat(cluster.awaitTerminal(run2, Duration.ofMinutes(2))).isEqualTo("FAILED");
       String failure = cluster.rest("/jobs/" + run2 + "/exceptions").toString();
-      System.out.printf("FlinkKafkaRescaleIT run 2 (no savepoint) failed: %s%n", firstLine(failure));
+      log(start, "run 2 (no savepoint) failed: %s%n", firstLine(failure));
       assertThat(failure).contains("has no position for Kafka partitions [events-0, events-1, events-2, events-3]");
       assertThat(table(warehouse).currentSnapshot().snapshotId()).as("run 2 committed nothing")
           .isEqualTo(before.snapshotId());
@@ -115,19 +120,22 @@ class FlinkKafkaRescaleIT {
       assertThat(cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored").path("external_path")
           .asText()).as("run 3 restored from the savepoint").isEqualTo(savepoint1);
       awaitCommittedRows(warehouse, third + share(random, 0, third / 2), producer, wait);
+      log(start, "run 3 running%n");
       String victim = busy.get(random.nextInt(busy.size()));
       long restarts = cluster.jobMetric(run3, "numRestarts");
-      System.out.printf("FlinkKafkaRescaleIT run 3 (sink parallelism 3, unaligned): SIGKILL of %s at %d committed"
+      log(start, "run 3 (sink parallelism 3, unaligned): SIGKILL of %s at %d committed"
           + " rows%n", victim, committedRows(warehouse));
       cluster.kill(victim);
       cluster.startTaskManager();
       awaitRestart(cluster, run3, restarts);
+      log(start, "run 3 running again%n");
       JsonNode restored = cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored");
       awaitCommittedRows(warehouse, third + share(random, third / 2, third), producer, wait);
       Unaligned unaligned = unaligned(cluster, run3);
+      log(start, "run 3 checkpoints: %s%n", checkpointStats(cluster, run3));
       String savepoint2 = cluster.cancelWithSavepoint(run3, savepoints, Duration.ofMinutes(2));
       assertThat(cluster.awaitTerminal(run3, Duration.ofMinutes(1))).isEqualTo("CANCELED");
-      System.out.printf("FlinkKafkaRescaleIT run 3 restarted from checkpoint %s after the kill; %s; cancelled with"
+      log(start, "run 3 restarted from checkpoint %s after the kill; %s; cancelled with"
           + " savepoint %s at %d committed rows%n", restored.path("id").asText("?"), unaligned, savepoint2,
           committedRows(warehouse));
       assertThat(unaligned.completed()).as("run 3 completed unaligned checkpoints: %s", unaligned).isPositive();
@@ -139,6 +147,7 @@ class FlinkKafkaRescaleIT {
       try {
         producer.join(Duration.ofMinutes(TestScale.pick(2, 20)));
         awaitCommittedRows(warehouse, messages, producer, wait);
+        log(start, "run 4 committed every message; checkpoints: %s%n", checkpointStats(cluster, run4));
       } finally {
         producer.interrupt();
         cluster.post("/jobs/" + run4 + "/stop", Map.of("drain", false));
@@ -147,12 +156,18 @@ class FlinkKafkaRescaleIT {
 
       Map<Long, Long> topic = FlinkKafkaProcessIT.readTopic(bootstrap);
       Audit audit = Audit.of(table(warehouse), FlinkKafkaProcessIT.JOB_ID, topic);
-      System.out.println("FlinkKafkaRescaleIT audit: " + audit);
+      log(start, "audit: %s%n", audit);
       assertThat(topic).as("the topic holds every message once").hasSize((int) messages);
       assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
       assertThat(audit.losses()).as("losses: %s", audit).isZero();
       assertThat(audit.unknown()).as("rows of no message: %s", audit).isZero();
     }
+  }
+
+  /** Prints a line of the test's progress, with the seconds since {@code start}. */
+  private static void log(long start, String format, Object... args) {
+    System.out.printf("FlinkKafkaRescaleIT +%ds %s", (System.nanoTime() - start) / 1_000_000_000,
+        String.format(format, args));
   }
 
   /** A seeded row count between {@code from + 20 %} and {@code from + 60 %} of {@code to - from}. */
@@ -168,6 +183,16 @@ class FlinkKafkaRescaleIT {
     int cut = text.indexOf("has no position");
     return cut < 0 ? text.substring(0, Math.min(400, text.length())) : text.substring(cut, Math.min(cut + 300,
         text.length()));
+  }
+
+  /** Completed and failed checkpoints and their end-to-end durations, as the REST endpoint reports them. */
+  private static String checkpointStats(FlinkProcessCluster cluster, String jobId) throws Exception {
+    JsonNode stats = cluster.rest("/jobs/" + jobId + "/checkpoints");
+    JsonNode duration = stats.path("summary").path("end_to_end_duration");
+    return String.format("%d completed, %d failed (the last: %s), end to end avg %d ms, max %d ms",
+        stats.path("counts").path("completed").asLong(), stats.path("counts").path("failed").asLong(),
+        stats.path("latest").path("failed").path("failure_message").asText("none"), duration.path("avg").asLong(),
+        duration.path("max").asLong());
   }
 
   /** Completed unaligned checkpoints in the job's recent history, and the in-flight bytes they persisted. */
