@@ -70,6 +70,19 @@ public interface CommitTarget extends Closeable {
   long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
 
   /**
+   * Deletes what attempts below {@code attempt} of the run of {@code epoch} staged for checkpoints above {@code
+   * checkpointId}: after a failover within a run (an engine restarting its tasks from the run's last completed
+   * checkpoint), what the failed attempts staged for checkpoints that never completed. The caller is that run, and
+   * proves that none of these files can be committed: its restored state refers to nothing above {@code
+   * checkpointId}, the target holds nothing of the job above it, and every task of the run now runs in attempt
+   * {@code attempt} or later. Files of other runs and of later attempts are never touched.
+   *
+   * @return the number of files deleted
+   * @throws IOException if listing or deleting fails; the call can be repeated
+   */
+  long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt) throws IOException;
+
+  /**
    * What the job staged for committed checkpoints that the target does not hold: for a sink whose commit moves
    * staged files into the table (Hive), whatever is still staged for a checkpoint at or below the watermark (a
    * crashed attempt's file, a copy a failed delete left); for a sink whose staged files are the table's own data

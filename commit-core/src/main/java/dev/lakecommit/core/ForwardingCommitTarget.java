@@ -51,6 +51,12 @@ public class ForwardingCommitTarget implements CommitTarget {
   }
 
   @Override
+  public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    return delegate.deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
+  }
+
+  @Override
   public List<String> committedLeftovers(JobId jobId) throws IOException {
     return delegate.committedLeftovers(jobId);
   }

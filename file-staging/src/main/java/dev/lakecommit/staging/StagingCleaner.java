@@ -106,6 +106,48 @@ public final class StagingCleaner implements SupportsStagingCleanup {
   }
 
   /**
+   * Deletes what attempts below {@code attempt} of the run of {@code epoch} staged for checkpoints above {@code
+   * checkpointId}, file by file ({@link #listStagedOfEarlierAttempts}): after a failover within a run, what the
+   * failed attempts staged for checkpoints that never completed. Files of {@code attempt} and later, and of other
+   * runs, are never touched.
+   *
+   * @return the number of files deleted
+   */
+  public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    List<String> doomed = listStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
+    delete(jobId, doomed);
+    if (!doomed.isEmpty()) {
+      LOG.info("Deleted {} staged files of job {} above checkpoint {} from attempts below {} of run epoch {} under {}",
+          doomed.size(), jobId, checkpointId, attempt, epoch, layout.root());
+    }
+    return doomed.size();
+  }
+
+  /**
+   * The files staged for checkpoints above {@code checkpointId} by the run of {@code epoch} in attempts below
+   * {@code attempt} (from their names; names this layout does not give are left out).
+   */
+  public List<String> listStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    if (checkpointId < 0 || epoch < 0 || attempt < 0) {
+      throw new IllegalArgumentException(String.format(
+          "Invalid checkpoint id %s, epoch %s or attempt %s (must be >= 0)", checkpointId, epoch, attempt));
+    }
+    List<String> found = new ArrayList<>();
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
+      OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
+      OptionalLong fileEpoch = layout.epochOf(jobId, file.location());
+      java.util.OptionalInt fileAttempt = layout.attemptOf(jobId, file.location());
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId && fileEpoch.isPresent()
+          && fileEpoch.getAsLong() == epoch && fileAttempt.isPresent() && fileAttempt.getAsInt() < attempt) {
+        found.add(file.location());
+      }
+    }
+    return found;
+  }
+
+  /**
    * The files {@link #deleteStaged} with the same arguments deletes: staged for checkpoints above {@code
    * checkpointId} by runs of epochs {@code minEpoch} to {@code maxEpoch}.
    */

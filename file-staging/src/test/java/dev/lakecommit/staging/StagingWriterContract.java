@@ -378,6 +378,38 @@ abstract class StagingWriterContract {
     assertThat(cleaner.deleteStaged(JOB, 2, 0, 5)).as("nothing above checkpoint 2").isZero();
   }
 
+  @Test
+  void earlierAttemptsCleanerDeletesOnlyTheRunsFailedAttemptsAboveTheCheckpoint() throws IOException {
+    StagingWriterConfig config = config(AllTypes.SCHEMA).build();
+    // run epoch 4: attempt 0 staged for checkpoints 2 and 3, then failed over to checkpoint 2; attempt 1 stages
+    // for checkpoint 3 again; run epoch 3 (fenced) also left a file for checkpoint 3
+    StagedFile failedAtBound = staged(config, new WriterContext(JOB, 0, 2, 0, 1, 4), 2, 1);
+    StagedFile failedAbove = staged(config, new WriterContext(JOB, 0, 2, 0, 2, 4), 3, 2);
+    StagedFile live = staged(config, new WriterContext(JOB, 0, 2, 1, 2, 4), 3, 3);
+    StagedFile otherRun = staged(config, new WriterContext(JOB, 1, 2, 0, 2, 3), 3, 4);
+    assertThat(layout.checkpointOf(JOB, failedAbove.path())).hasValue(3);
+    assertThat(layout.attemptOf(JOB, live.path())).hasValue(1);
+
+    StagingCleaner cleaner = new StagingCleaner(io(), layout);
+    assertThat(cleaner.listStagedOfEarlierAttempts(JOB, 2, 4, 1)).hasSize(1).allMatch(l -> l.endsWith(
+        failedAbove.path().substring(failedAbove.path().lastIndexOf('/'))));
+    assertThat(cleaner.deleteStagedOfEarlierAttempts(JOB, 2, 4, 1)).isEqualTo(1);
+    assertThat(io().newInputFile(failedAbove.path()).exists()).isFalse();
+    assertThat(io().newInputFile(failedAtBound.path()).exists()).as("at the bound: a restored commit may need it")
+        .isTrue();
+    assertThat(io().newInputFile(live.path()).exists()).as("the live attempt's file").isTrue();
+    assertThat(io().newInputFile(otherRun.path()).exists()).as("another run's file").isTrue();
+    assertThat(cleaner.deleteStagedOfEarlierAttempts(JOB, 2, 4, 1)).as("idempotent").isZero();
+  }
+
+  private static StagedFile staged(StagingWriterConfig config, WriterContext context, long checkpointId, int row)
+      throws IOException {
+    try (StagingWriter<Record> w = StagingWriter.forRecords(config, context)) {
+      w.write(AllTypes.row(row));
+      return w.prepareCommit(checkpointId).orElseThrow().files().get(0);
+    }
+  }
+
   /** How a listing names a location this test wrote (a Hadoop listing of a local path adds the scheme). */
   protected String listedForm(String location) {
     return location;

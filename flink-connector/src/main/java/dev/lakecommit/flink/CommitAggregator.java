@@ -11,6 +11,7 @@ import java.util.List;
 import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.api.common.typeutils.base.array.BytePrimitiveArraySerializer;
+import org.apache.flink.metrics.Counter;
 import org.apache.flink.runtime.state.StateInitializationContext;
 import org.apache.flink.runtime.state.StateSnapshotContext;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
@@ -48,7 +49,15 @@ import org.slf4j.LoggerFactory;
  *       commit can ever reference them. Committed files have ids at or below the watermark (a commit's id is at
  *       least the id its files were named after), and the restored state's commits and pending manifests at or
  *       below that highest id. Never files of this run's epoch. Skipped when Flink restores a checkpoint without
- *       this operator's state (its uid changed): the committer's restored state is then unknown here.
+ *       this operator's state (its uid changed): the committer's restored state is then unknown here;
+ *   <li>after a failover within the run (this task's attempt is above 0), what the failed attempts of this run
+ *       staged for checkpoints above the same bound: manifests reported for checkpoints that never completed
+ *       (declined, timed out, or cut short by the failure), which no restored commit refers to. Deleted once the
+ *       first checkpoint after the restore completes, while the job runs, so that a job that keeps failing over
+ *       does not pile them up until its next start. Only files named with an attempt below this task's: every
+ *       task of the job restarts together (writers and this operator are connected, so they form one failover
+ *       region), so the live writers stage under this attempt or a later one. Counted in the metric {@code
+ *       lakecommit.stagedOrphansDeleted}.
  * </ul>
  *
  * <p>Every combined commit carries the identity of the table this run claimed its epoch in, so that the committer
@@ -70,6 +79,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private final long epoch;
   private final String tableIdentity;
 
+  private transient SinkRecipe.CoreSink core;
   private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
   private transient ListState<byte[]> state;
   private transient List<StagingManifest> pending;
@@ -78,6 +88,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private transient long lastFlinkCheckpoint;
   private transient long maxTag;
   private transient boolean ended;
+  /** Bound of the sweep of earlier attempts' files after a failover (see the class comment); -1: none due. */
+  private transient long sweepAbove;
+  private transient Counter orphansDeleted;
 
   /**
    * @param epoch this run's epoch (0: a target without epochs, no cleanup)
@@ -94,7 +107,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
-    SinkRecipe.CoreSink core = target.open(rowType);
+    core = target.open(rowType);
     committer = core.committers().createAggregatedCommitter();
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();
@@ -137,6 +150,47 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     LOG.info("Aggregator of job {} on {}: offset {}, last commit id {}, Flink checkpoint {}, {} pending manifests",
         jobId, target.table(), offset, lastCommitId, lastFlinkCheckpoint, pending.size());
     deleteOlderRunsOrphans(core, job, keep);
+    orphansDeleted = getMetricGroup().addGroup(CommitMetrics.GROUP).counter("stagedOrphansDeleted");
+    sweepAbove = epoch > 0 && keep >= 0 && attempt() > 0 ? keep : -1;
+  }
+
+  private int attempt() {
+    return getRuntimeContext().getTaskInfo().getAttemptNumber();
+  }
+
+  @Override
+  public void notifyCheckpointComplete(long checkpointId) throws Exception {
+    super.notifyCheckpointComplete(checkpointId);
+    if (sweepAbove >= 0) {
+      long bound = sweepAbove;
+      sweepAbove = -1;
+      deleteEarlierAttemptsOrphans(bound);
+    }
+  }
+
+  /**
+   * Deletes what earlier attempts of this run staged above {@code keep} (see the class comment); best effort, like
+   * {@link #deleteOlderRunsOrphans}: what it cannot delete stays for the sweep at the job's next start.
+   */
+  private void deleteEarlierAttemptsOrphans(long keep) {
+    JobId job = JobId.of(jobId);
+    for (int attempt = 1; ; attempt++) {
+      try {
+        long deleted = core.deleteStagedOfEarlierAttempts(job, keep, epoch, attempt());
+        orphansDeleted.inc(deleted);
+        LOG.info("Deleted {} files staged by attempts below {} of run epoch {} of job {} for checkpoints above {} that"
+            + " never completed, in {}", deleted, attempt(), epoch, jobId, keep, target.table());
+        return;
+      } catch (IOException | RuntimeException e) {
+        if (attempt >= SWEEP_ATTEMPTS || Thread.currentThread().isInterrupted() || interrupted(e)) {
+          LOG.warn("Could not delete the files earlier attempts of run epoch {} of job {} staged above checkpoint {}"
+              + " in {}; the job's next start deletes them: {}", epoch, jobId, keep, target.table(), e.toString());
+          return;
+        }
+        LOG.info("Sweep {} of earlier attempts' staged files of job {} failed ({}); sweeping again", attempt, jobId,
+            e.toString());
+      }
+    }
   }
 
   /**

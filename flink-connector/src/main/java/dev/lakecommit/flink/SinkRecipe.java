@@ -94,6 +94,21 @@ abstract class SinkRecipe implements Serializable {
       }
     }
 
+    /**
+     * Deletes what attempts below {@code attempt} of the run of {@code epoch} staged for checkpoints above {@code
+     * keep} ({@link CommitTarget#deleteStagedOfEarlierAttempts}); nothing for a sink without a {@link CommitTarget}.
+     *
+     * @return the number of files deleted
+     */
+    long deleteStagedOfEarlierAttempts(JobId jobId, long keep, long epoch, int attempt) throws IOException {
+      if (!(sink instanceof SupportsTarget withTarget)) {
+        return 0;
+      }
+      try (CommitTarget target = withTarget.openTarget()) {
+        return target.deleteStagedOfEarlierAttempts(jobId, keep, epoch, attempt);
+      }
+    }
+
     /** Maintenance of the table (Iceberg tables only), on the sink's catalog: usable until the sink is closed. */
     java.util.Optional<dev.lakecommit.iceberg.IcebergMaintenance> maintenance() {
       return sink instanceof IcebergSink<?> iceberg ? java.util.Optional.of(iceberg.maintenance())

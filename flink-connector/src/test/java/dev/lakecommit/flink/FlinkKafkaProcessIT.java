@@ -26,7 +26,6 @@ import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.kafka.source.KafkaSource;
-import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.core.execution.JobClient;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -85,14 +84,14 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FlinkKafkaProcessIT {
   private static final String TOPIC = "events";
-  private static final String TABLE = "db.kafka_events";
+  static final String TABLE = "db.kafka_events";
   private static final String JOB_NAME = "kafka-events";
-  private static final String JOB_ID = "db.kafka_events-kafka-events";
+  static final String JOB_ID = "db.kafka_events-kafka-events";
   private static final Schema SCHEMA = new Schema(
       NestedField.required(1, "id", LongType.get()),
       NestedField.required(2, "event_time", LongType.get()),
       NestedField.optional(3, "payload", StringType.get()));
-  private static final RowType ROW_TYPE = RowType.of(
+  static final RowType ROW_TYPE = RowType.of(
       new LogicalType[] {new BigIntType(false), new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
       new String[] {"id", "event_time", "payload"});
 
@@ -109,7 +108,7 @@ class FlinkKafkaProcessIT {
     }
   }
 
-  private static IcebergSinkConfig config(String warehouse) {
+  static IcebergSinkConfig config(String warehouse) {
     return IcebergSinkConfig.builder()
         .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
         .table(TABLE)
@@ -221,9 +220,10 @@ class FlinkKafkaProcessIT {
         .setBootstrapServers(bootstrap)
         .setTopics(TOPIC)
         .setGroupId("lakecommit-it")
-        .setStartingOffsets(OffsetsInitializer.earliest())
+        // a first start reads from the beginning; restarts take positions from Flink's state, never reset
+        .setStartingOffsets(StateOnlyOffsets.firstStart())
         .setValueOnlyDeserializer(new SimpleStringSchema())
-        // positions live in Flink's checkpoints only
+        // positions live in Flink's checkpoints only (auto.offset.reset=none: see StateOnlyOffsets)
         .setProperty("enable.auto.commit", "false")
         .setProperty("commit.offsets.on.checkpoint", "false")
         // small fetches, so that a catch-up interleaves the partitions instead of draining one at a time
@@ -270,7 +270,7 @@ class FlinkKafkaProcessIT {
   }
 
   /** Polls (bounded) until the job restarted after {@code before} restarts and all its subtasks run again. */
-  private static void awaitRestart(FlinkProcessCluster cluster, String jobId, long before) throws Exception {
+  static void awaitRestart(FlinkProcessCluster cluster, String jobId, long before) throws Exception {
     long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
     while (cluster.jobMetric(jobId, "numRestarts") <= before) {
       if (System.nanoTime() > deadline) {
@@ -285,7 +285,7 @@ class FlinkKafkaProcessIT {
    * Polls (bounded) until every subtask of the job runs; returns the TaskManagers running them, sorted (so that a
    * seeded choice among them is repeatable).
    */
-  private static List<String> runningTaskManagers(FlinkProcessCluster cluster, String jobId, Duration timeout)
+  static List<String> runningTaskManagers(FlinkProcessCluster cluster, String jobId, Duration timeout)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
@@ -323,7 +323,7 @@ class FlinkKafkaProcessIT {
     return null;
   }
 
-  private static long completedCheckpoint(FlinkProcessCluster cluster, String jobId) {
+  static long completedCheckpoint(FlinkProcessCluster cluster, String jobId) {
     try {
       return cluster.rest("/jobs/" + jobId + "/checkpoints").path("latest").path("completed").path("id").asLong(0);
     } catch (IOException e) {
@@ -331,7 +331,7 @@ class FlinkKafkaProcessIT {
     }
   }
 
-  private static long watermark(String warehouse) {
+  static long watermark(String warehouse) {
     if (!IcebergFlinkSinkIT.tableExists(warehouse, TABLE)) {
       return 0;
     }
@@ -339,7 +339,7 @@ class FlinkKafkaProcessIT {
     return value == null ? 0 : Long.parseLong(value);
   }
 
-  private static long committedRows(String warehouse) {
+  static long committedRows(String warehouse) {
     if (!IcebergFlinkSinkIT.tableExists(warehouse, TABLE)) {
       return 0;
     }
@@ -348,7 +348,7 @@ class FlinkKafkaProcessIT {
   }
 
   /** Polls the table (bounded) until it holds {@code rows} rows; fails early if the producer failed. */
-  private static void awaitCommittedRows(String warehouse, long rows, Producer producer, Duration timeout)
+  static void awaitCommittedRows(String warehouse, long rows, Producer producer, Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     long seen;
@@ -363,7 +363,7 @@ class FlinkKafkaProcessIT {
   }
 
   /** Every message of the topic: id → event time (read_committed, from the beginning to the end offsets). */
-  private static Map<Long, Long> readTopic(String bootstrap) {
+  static Map<Long, Long> readTopic(String bootstrap) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");

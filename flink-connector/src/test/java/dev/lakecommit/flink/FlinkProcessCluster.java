@@ -181,6 +181,82 @@ final class FlinkProcessCluster implements AutoCloseable {
     }
   }
 
+  /** A POST of a JSON body to the REST API; the JSON answer. */
+  JsonNode post(String path, Map<String, Object> body) throws IOException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + path))
+        .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build();
+    try {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200 && response.statusCode() != 202) {
+        throw new IOException("POST " + path + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+      return JSON.readTree(response.body());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted: POST " + path, e);
+    }
+  }
+
+  /**
+   * Stop-with-savepoint through the REST endpoint ({@code POST /jobs/<id>/stop}, no drain: the sources stop, a
+   * synchronous savepoint is taken, its commit is made and the job finishes); returns the savepoint's location once
+   * it is complete.
+   */
+  String stopWithSavepoint(String jobId, Path directory, Duration timeout) throws IOException {
+    JsonNode trigger = post("/jobs/" + jobId + "/stop",
+        Map.of("targetDirectory", directory.toUri().toString(), "drain", false));
+    return savepointLocation(jobId, trigger.path("request-id").asText(), timeout);
+  }
+
+  /**
+   * Cancel-with-savepoint through the REST endpoint ({@code POST /jobs/<id>/savepoints} with {@code cancel-job}:
+   * a savepoint, then the job is cancelled, possibly before the savepoint's commit is made); returns the
+   * savepoint's location once it is complete.
+   */
+  String cancelWithSavepoint(String jobId, Path directory, Duration timeout) throws IOException {
+    JsonNode trigger = post("/jobs/" + jobId + "/savepoints",
+        Map.of("target-directory", directory.toUri().toString(), "cancel-job", true));
+    return savepointLocation(jobId, trigger.path("request-id").asText(), timeout);
+  }
+
+  private String savepointLocation(String jobId, String triggerId, Duration timeout) throws IOException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      JsonNode answer = rest("/jobs/" + jobId + "/savepoints/" + triggerId);
+      if (answer.path("status").path("id").asText().equals("COMPLETED")) {
+        JsonNode operation = answer.path("operation");
+        if (operation.hasNonNull("location")) {
+          return operation.path("location").asText();
+        }
+        throw new IOException("The savepoint of job " + jobId + " failed: " + operation.path("failure-cause"));
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException("The savepoint of job " + jobId + " did not complete within " + timeout + ": "
+            + answer);
+      }
+      pause(100);   // polling the REST endpoint
+    }
+  }
+
+  /** The job's status as the JobManager reports it ({@code RUNNING}, {@code FAILED}, ...). */
+  String jobStatus(String jobId) throws IOException {
+    return rest("/jobs/" + jobId).path("state").asText();
+  }
+
+  /** Polls (bounded) until the job is in a terminal state; returns it. */
+  String awaitTerminal(String jobId, Duration timeout) throws IOException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    String status;
+    while (!List.of("FINISHED", "FAILED", "CANCELED").contains(status = jobStatus(jobId))) {
+      if (System.nanoTime() > deadline) {
+        throw new IOException("Job " + jobId + " still " + status + " after " + timeout);
+      }
+      pause(100);   // polling the REST endpoint
+    }
+    return status;
+  }
+
   /** The value of a job metric, e.g. {@code numRestarts}; -1 if the JobManager does not report it (yet). */
   long jobMetric(String jobId, String metric) throws IOException {
     for (JsonNode node : rest("/jobs/" + jobId + "/metrics?get=" + metric)) {

@@ -185,6 +185,16 @@ final class HiveTarget implements CommitTarget {
     return deleteStaged(io, layout, jobId, checkpointId, minEpoch, maxEpoch);
   }
 
+  @Override
+  public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    try {
+      return new StagingCleaner(io, layout).deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
+  }
+
   /** The one way the sink deletes staged files (its target and its {@code deleteStagedAfter}). */
   static long deleteStaged(FileIO io, StagingLayout layout, JobId jobId, long checkpointId, long minEpoch,
       long maxEpoch) throws IOException {

@@ -143,6 +143,13 @@ final class IcebergTarget implements CommitTarget {
   }
 
   @Override
+  public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    Table table = catalog.loadTable(identifier);
+    return new StagingCleaner(table.io(), layout).deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
+  }
+
+  @Override
   public java.util.List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch)
       throws IOException {
     Table table = catalog.loadTable(identifier);
