@@ -119,6 +119,14 @@ abstract class SinkRecipe implements Serializable {
   /** The table, as the target names it, for the default job id and for messages. */
   abstract String table();
 
+  /**
+   * The target as a changelog row that it cannot take names it: {@code Iceberg table db.t in mode APPEND}, {@code
+   * Hive table db.t}. Reads the config (no connection).
+   */
+  String describe() {
+    return "table " + table();
+  }
+
   /** Whether the target is an Iceberg table (which the post-commit maintenance stage can maintain). */
   boolean iceberg() {
     return this instanceof IcebergRecipe;
@@ -165,6 +173,11 @@ abstract class SinkRecipe implements Serializable {
     }
 
     @Override
+    String describe() {
+      return "Iceberg table " + table + " in mode " + config.get().mode();
+    }
+
+    @Override
     CoreSink open(RowType rowType) {
       return CoreSink.of(IcebergSink.forInput(config.get(), schema -> RowDataRecord.of(rowType, schema, false)));
     }
@@ -188,6 +201,11 @@ abstract class SinkRecipe implements Serializable {
     @Override
     String table() {
       return table;
+    }
+
+    @Override
+    String describe() {
+      return "Hive table " + table;
     }
 
     @Override
