@@ -25,6 +25,7 @@ import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessageTypeInfo;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPreWriteTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
@@ -93,6 +94,7 @@ public final class LakecommitFlinkSink
     implements org.apache.flink.api.connector.sink2.Sink<RowData>,
         SupportsWriterState<RowData, WriterState>,
         SupportsCommitter<CheckpointCommittable>,
+        SupportsPreWriteTopology<RowData>,
         SupportsPreCommitTopology<StagingManifest, CheckpointCommittable>,
         SupportsPostCommitTopology<CheckpointCommittable> {
   private static final long serialVersionUID = 1L;
@@ -182,6 +184,28 @@ public final class LakecommitFlinkSink
   @Override
   public SimpleVersionedSerializer<StagingManifest> getWriteResultSerializer() {
     return FlinkSerializers.of(new StagingManifestSerializer());
+  }
+
+  /**
+   * In mode UPSERT, sends every row to the writer subtask that owns its key ({@link KeyPartitioner}), so that all
+   * changes of a key reach one writer in their order; rows go on unchanged otherwise.
+   */
+  @Override
+  public DataStream<RowData> addPreWriteTopology(DataStream<RowData> rows) {
+    if (!target.upserts()) {
+      return rows;
+    }
+    return rows.partitionCustom(new KeyPartitioner(target, rowType), new WholeRow());
+  }
+
+  /** The partitioner reads the key columns from the whole row. */
+  private static final class WholeRow implements org.apache.flink.api.java.functions.KeySelector<RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public RowData getKey(RowData row) {
+      return row;
+    }
   }
 
   /**

@@ -186,8 +186,8 @@ class FlinkChangelogIT {
             .iceberg(() -> config(warehouse, table, CommitMode.UPSERT))
             .jobName("counts")
             .build())
-        // Upsert writers own keys by hash and the Flink sink does not route rows by key yet: one writer.
-        .uid("lakecommit-sink").setParallelism(1);
+        // Two writers: the sink routes every change of a key to the writer that owns it.
+        .uid("lakecommit-sink").setParallelism(2);
     env.execute("changelog-upsert");
 
     org.apache.iceberg.Table written = IcebergFlinkSinkIT.load(warehouse, table);
@@ -207,9 +207,11 @@ class FlinkChangelogIT {
 
     long commits = 0;
     long equalityDeletes = 0;
+    int mostWriters = 0;
     for (Snapshot snapshot : written.snapshots()) {
       if (snapshot.summary().containsKey(CommitId.CHECKPOINT_ID_KEY)) {
         commits++;
+        mostWriters = Math.max(mostWriters, Integer.parseInt(snapshot.summary().get("lakecommit.writers")));
         equalityDeletes += Long.parseLong(
             snapshot.summary().getOrDefault(SnapshotSummary.ADDED_EQ_DELETES_PROP, "0"));
       }
@@ -218,6 +220,7 @@ class FlinkChangelogIT {
         + " equality deletes, " + finalValues.size() + " of " + WORDS + " groups left");
     assertThat(commits).as("the changelog spans several checkpoint commits").isGreaterThanOrEqualTo(2);
     assertThat(equalityDeletes).as("rows of earlier checkpoints replaced or deleted by key").isPositive();
+    assertThat(mostWriters).as("both writers staged rows of their keys into one commit").isEqualTo(2);
   }
 
   @Test
