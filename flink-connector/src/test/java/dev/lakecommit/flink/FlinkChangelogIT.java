@@ -72,6 +72,9 @@ class FlinkChangelogIT {
   @TempDir
   static Path dir;
 
+  /** Failures injected by {@link GroupAggregate} (the MiniCluster runs in this JVM). */
+  static final java.util.concurrent.atomic.AtomicInteger INJECTED = new java.util.concurrent.atomic.AtomicInteger();
+
   /**
    * Event {@code i}: in odd rounds the even words retract the value they inserted in the round before (their group
    * empties: a DELETE in the result), every other event inserts value {@code i} (an INSERT of a new or emptied
@@ -112,11 +115,16 @@ class FlinkChangelogIT {
    * checkpoints.
    */
   static DataStream<RowData> changelog(StreamExecutionEnvironment env, double eventsPerSecond) {
+    return changelog(env, eventsPerSecond, -1);
+  }
+
+  /** As above; the aggregate fails once, at event {@code failAt} (if {@code >= 0}), counted in {@link #INJECTED}. */
+  static DataStream<RowData> changelog(StreamExecutionEnvironment env, double eventsPerSecond, long failAt) {
     return env.fromSource(new DataGeneratorSource<>(i -> i, (long) WORDS * ROUNDS,
             RateLimiterStrategy.perSecond(eventsPerSecond), Types.LONG), WatermarkStrategy.noWatermarks(), "events")
         .uid("events").setParallelism(1)
         .keyBy(i -> (String) event(i).getField(0))
-        .process(new GroupAggregate()).uid("group-by-word")
+        .process(new GroupAggregate(failAt)).uid("group-by-word")
         .returns(InternalTypeInfo.of(ROW_TYPE));
   }
 
@@ -127,7 +135,12 @@ class FlinkChangelogIT {
    * Scala 2.12, and the Kafka broker of the process tests brings Scala 2.13).
    */
   static final class GroupAggregate extends KeyedProcessFunction<String, Long, RowData> {
+    private final long failAt;
     private transient ValueState<long[]> state;
+
+    GroupAggregate(long failAt) {
+      this.failAt = failAt;
+    }
 
     @Override
     public void open(OpenContext context) {
@@ -136,6 +149,9 @@ class FlinkChangelogIT {
 
     @Override
     public void processElement(Long i, Context context, Collector<RowData> out) throws Exception {
+      if (i == failAt && INJECTED.compareAndSet(0, 1)) {
+        throw new IllegalStateException("Injected failure at event " + i);
+      }
       Row event = event(i);
       String word = (String) event.getField(0);
       long sign = event.getKind() == RowKind.DELETE ? -1 : 1;
@@ -178,17 +194,33 @@ class FlinkChangelogIT {
 
   @Test
   void aGroupByChangelogUpsertsToOneRowPerKeyAtItsFinalValue() throws Exception {
-    String warehouse = dir.resolve("upsert").toString();
+    upsertChangelog("upsert", -1, 0);
+  }
+
+  /**
+   * The aggregate fails after several checkpoint commits with deletes; Flink restores the aggregate's state and
+   * the source position from the last checkpoint and replays the events after it (its changelog again), and the
+   * sink's restored commits are recognised, not applied twice: the same final table.
+   */
+  @Test
+  void aFailoverInTheMiddleOfTheChangelogEndsWithTheSameFinalValues() throws Exception {
+    INJECTED.set(0);
+    upsertChangelog("failover", (long) WORDS * ROUNDS * 2 / 3, 2);
+    assertThat(INJECTED.get()).as("the injected failure happened").isEqualTo(1);
+  }
+
+  private void upsertChangelog(String name, long failAt, int restarts) throws Exception {
+    String warehouse = dir.resolve(name).toString();
     String table = "db.counts";
-    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
-    changelog(env, 60)
+    StreamExecutionEnvironment env = TestJobs.environment(2, restarts);
+    changelog(env, 60, failAt)
         .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE)
             .iceberg(() -> config(warehouse, table, CommitMode.UPSERT))
             .jobName("counts")
             .build())
         // Two writers: the sink routes every change of a key to the writer that owns it.
         .uid("lakecommit-sink").setParallelism(2);
-    env.execute("changelog-upsert");
+    env.execute("changelog-" + name);
 
     org.apache.iceberg.Table written = IcebergFlinkSinkIT.load(warehouse, table);
     Map<String, List<List<Long>>> rows = new HashMap<>();
@@ -216,7 +248,7 @@ class FlinkChangelogIT {
             snapshot.summary().getOrDefault(SnapshotSummary.ADDED_EQ_DELETES_PROP, "0"));
       }
     }
-    System.out.println("FlinkChangelogIT upsert: " + commits + " checkpoint commits, " + equalityDeletes
+    System.out.println("FlinkChangelogIT " + name + ": " + commits + " checkpoint commits, " + equalityDeletes
         + " equality deletes, " + finalValues.size() + " of " + WORDS + " groups left");
     assertThat(commits).as("the changelog spans several checkpoint commits").isGreaterThanOrEqualTo(2);
     assertThat(equalityDeletes).as("rows of earlier checkpoints replaced or deleted by key").isPositive();
