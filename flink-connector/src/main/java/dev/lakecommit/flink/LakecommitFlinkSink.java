@@ -80,6 +80,11 @@ import org.apache.flink.util.function.SerializableSupplier;
  * state, or new sink uids with {@code --allowNonRestoredState}) make that choice explicit. At start the aggregation
  * operator deletes the orphans of older, fenced runs (see {@link CommitAggregator}).
  *
+ * <p>Changelog rows ({@link org.apache.flink.types.RowKind}): into an Iceberg table in mode UPSERT, INSERT and
+ * UPDATE_AFTER replace the row of their key, UPDATE_BEFORE is skipped and DELETE deletes the key, and rows reach the
+ * writers by key ({@link #addPreWriteTopology}); every other target only adds rows, and a row that is not an INSERT
+ * fails the job naming its kind (see {@link LakecommitWriter}).
+ *
  * <p>Maintenance ({@link Builder#maintenance}, Iceberg tables, off by default): a post-commit stage after Flink's
  * committer runs a maintenance round after every N commits, on a thread of its own and under the table's
  * maintenance lease, never holding up a commit and never failing the job (see {@link PostCommitMaintenance}).
