@@ -25,6 +25,7 @@ import org.apache.flink.streaming.api.connector.sink2.CommittableMessage;
 import org.apache.flink.streaming.api.connector.sink2.CommittableMessageTypeInfo;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPostCommitTopology;
 import org.apache.flink.streaming.api.connector.sink2.SupportsPreCommitTopology;
+import org.apache.flink.streaming.api.connector.sink2.SupportsPreWriteTopology;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
@@ -79,6 +80,11 @@ import org.apache.flink.util.function.SerializableSupplier;
  * state, or new sink uids with {@code --allowNonRestoredState}) make that choice explicit. At start the aggregation
  * operator deletes the orphans of older, fenced runs (see {@link CommitAggregator}).
  *
+ * <p>Changelog rows ({@link org.apache.flink.types.RowKind}): into an Iceberg table in mode UPSERT, INSERT and
+ * UPDATE_AFTER replace the row of their key, UPDATE_BEFORE is skipped and DELETE deletes the key, and rows reach the
+ * writers by key ({@link #addPreWriteTopology}); every other target only adds rows, and a row that is not an INSERT
+ * fails the job naming its kind (see {@link LakecommitWriter}).
+ *
  * <p>Maintenance ({@link Builder#maintenance}, Iceberg tables, off by default): a post-commit stage after Flink's
  * committer runs a maintenance round after every N commits, on a thread of its own and under the table's
  * maintenance lease, never holding up a commit and never failing the job (see {@link PostCommitMaintenance}).
@@ -93,6 +99,7 @@ public final class LakecommitFlinkSink
     implements org.apache.flink.api.connector.sink2.Sink<RowData>,
         SupportsWriterState<RowData, WriterState>,
         SupportsCommitter<CheckpointCommittable>,
+        SupportsPreWriteTopology<RowData>,
         SupportsPreCommitTopology<StagingManifest, CheckpointCommittable>,
         SupportsPostCommitTopology<CheckpointCommittable> {
   private static final long serialVersionUID = 1L;
@@ -182,6 +189,28 @@ public final class LakecommitFlinkSink
   @Override
   public SimpleVersionedSerializer<StagingManifest> getWriteResultSerializer() {
     return FlinkSerializers.of(new StagingManifestSerializer());
+  }
+
+  /**
+   * In mode UPSERT, sends every row to the writer subtask that owns its key ({@link KeyPartitioner}), so that all
+   * changes of a key reach one writer in their order; rows go on unchanged otherwise.
+   */
+  @Override
+  public DataStream<RowData> addPreWriteTopology(DataStream<RowData> rows) {
+    if (!target.upserts()) {
+      return rows;
+    }
+    return rows.partitionCustom(new KeyPartitioner(target, rowType), new WholeRow());
+  }
+
+  /** The partitioner reads the key columns from the whole row. */
+  private static final class WholeRow implements org.apache.flink.api.java.functions.KeySelector<RowData, RowData> {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    public RowData getKey(RowData row) {
+      return row;
+    }
   }
 
   /**

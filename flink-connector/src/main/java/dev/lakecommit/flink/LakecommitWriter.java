@@ -1,6 +1,7 @@
 package dev.lakecommit.flink;
 
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SupportsDeletes;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingWriterState;
@@ -13,6 +14,7 @@ import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
 import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,19 +27,36 @@ import org.slf4j.LoggerFactory;
  * <p>File names also carry the run's epoch and Flink's attempt number ({@link WriterContext}): a writer restored
  * from an old savepoint names its files after checkpoints that an earlier run may have committed, and only the
  * epoch keeps those names apart, so that nothing it writes, and nothing its teardown deletes, is a committed file.
+ *
+ * <p>Row kinds (a changelog: an aggregate's retractions, a CDC source), as Iceberg's own upsert sink writes them:
+ * into a target that deletes by key (an Iceberg table in mode UPSERT, {@link SupportsDeletes}), INSERT and
+ * UPDATE_AFTER replace the row of their key, UPDATE_BEFORE is skipped (the UPDATE_AFTER that follows replaces the
+ * row) and DELETE deletes the key. Any other target only adds rows: a row that is not an INSERT fails the job,
+ * naming its kind, instead of being added as if it were one.
  */
 final class LakecommitWriter
     implements CommittingSinkWriter<RowData, StagingManifest>, StatefulSinkWriter<RowData, WriterState> {
   private static final Logger LOG = LoggerFactory.getLogger(LakecommitWriter.class);
 
   private final dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer;
+  /** The writer's deletes by key, if the target has them; null for a target that only adds rows. */
+  private final SupportsDeletes<RowData> deletes;
+  private final String target;
+  private final int index;
+  private final JobId jobId;
   private final long offset;
   private long lastFlinkCheckpoint;
   private long lastPrepared;
+  private long rowsSincePrepare;
 
+  @SuppressWarnings("unchecked")
   private LakecommitWriter(dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer,
-      long offset, long lastFlinkCheckpoint, long lastPrepared) {
+      String target, int index, JobId jobId, long offset, long lastFlinkCheckpoint, long lastPrepared) {
     this.writer = writer;
+    this.deletes = writer instanceof SupportsDeletes<?> d ? (SupportsDeletes<RowData>) d : null;
+    this.target = target;
+    this.index = index;
+    this.jobId = jobId;
     this.offset = offset;
     this.lastFlinkCheckpoint = lastFlinkCheckpoint;
     this.lastPrepared = lastPrepared;
@@ -88,12 +107,36 @@ final class LakecommitWriter
     var writer = states.isEmpty()
         ? core.sink().createWriter(writerContext)
         : core.sink().restoreWriter(writerContext, staging);
-    return new LakecommitWriter(writer, offset, flinkCheckpoint, restored);
+    return new LakecommitWriter(writer, target.describe(), index, jobId, offset, flinkCheckpoint, restored);
   }
 
+  /**
+   * Writes the row as its kind says (see the class comment).
+   *
+   * @throws IllegalArgumentException naming the row kind, if the row is not an INSERT and the target cannot
+   *     delete by key
+   */
   @Override
   public void write(RowData element, Context context) throws IOException {
-    writer.write(element);
+    long row = rowsSincePrepare++;
+    RowKind kind = element.getRowKind();
+    if (kind == RowKind.INSERT) {
+      writer.write(element);
+      return;
+    }
+    if (deletes == null) {
+      throw new IllegalArgumentException(String.format(
+          "Row %s of writer %s (job %s, after checkpoint %s) has row kind %s (%s), but %s only adds rows: a changelog"
+              + " (UPDATE_BEFORE, UPDATE_AFTER and DELETE rows) can only be written to an Iceberg table in mode"
+              + " UPSERT, keyed by the changelog's key; write an insert-only stream here", row, index, jobId,
+          lastPrepared, kind, kind.shortString(), target));
+    }
+    switch (kind) {
+      case UPDATE_AFTER -> writer.write(element);
+      case UPDATE_BEFORE -> { } // the UPDATE_AFTER of the same key replaces the row
+      case DELETE -> deletes.delete(element);
+      default -> throw new IllegalStateException("Unknown row kind " + kind);
+    }
   }
 
   @Override
@@ -107,6 +150,7 @@ final class LakecommitWriter
     long provisional = Math.max(lastPrepared + 1, offset + lastFlinkCheckpoint + 1);
     Optional<StagingManifest> manifest = writer.prepareCommit(provisional);
     lastPrepared = provisional;
+    rowsSincePrepare = 0;
     return manifest.map(List::of).orElse(List.of());
   }
 

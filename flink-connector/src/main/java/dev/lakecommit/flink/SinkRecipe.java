@@ -109,6 +109,19 @@ abstract class SinkRecipe implements Serializable {
       }
     }
 
+    /**
+     * The writer subtask that owns a row's upsert key ({@link IcebergSink#keyRouter()}).
+     *
+     * @throws IllegalStateException if the sink does not upsert by key
+     */
+    @SuppressWarnings("unchecked")
+    java.util.function.ToIntBiFunction<RowData, Integer> keyRouter() {
+      if (!(sink instanceof IcebergSink<?> iceberg)) {
+        throw new IllegalStateException("Only Iceberg tables in mode UPSERT route rows by key, not " + sink);
+      }
+      return ((IcebergSink<RowData>) iceberg).keyRouter();
+    }
+
     /** Maintenance of the table (Iceberg tables only), on the sink's catalog: usable until the sink is closed. */
     java.util.Optional<dev.lakecommit.iceberg.IcebergMaintenance> maintenance() {
       return sink instanceof IcebergSink<?> iceberg ? java.util.Optional.of(iceberg.maintenance())
@@ -133,6 +146,19 @@ abstract class SinkRecipe implements Serializable {
 
   /** The table, as the target names it, for the default job id and for messages. */
   abstract String table();
+
+  /**
+   * The target as a changelog row that it cannot take names it: {@code Iceberg table db.t in mode APPEND}, {@code
+   * Hive table db.t}. Reads the config (no connection).
+   */
+  String describe() {
+    return "table " + table();
+  }
+
+  /** Whether rows must reach writers by key: an Iceberg table in mode UPSERT (reads the config, no connection). */
+  boolean upserts() {
+    return false;
+  }
 
   /** Whether the target is an Iceberg table (which the post-commit maintenance stage can maintain). */
   boolean iceberg() {
@@ -180,6 +206,16 @@ abstract class SinkRecipe implements Serializable {
     }
 
     @Override
+    String describe() {
+      return "Iceberg table " + table + " in mode " + config.get().mode();
+    }
+
+    @Override
+    boolean upserts() {
+      return config.get().mode() == dev.lakecommit.iceberg.CommitMode.UPSERT;
+    }
+
+    @Override
     CoreSink open(RowType rowType) {
       return CoreSink.of(IcebergSink.forInput(config.get(), schema -> RowDataRecord.of(rowType, schema, false)));
     }
@@ -203,6 +239,11 @@ abstract class SinkRecipe implements Serializable {
     @Override
     String table() {
       return table;
+    }
+
+    @Override
+    String describe() {
+      return "Hive table " + table;
     }
 
     @Override

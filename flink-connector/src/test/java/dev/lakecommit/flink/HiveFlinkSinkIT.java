@@ -216,4 +216,23 @@ class HiveFlinkSinkIT {
     }
     return records;
   }
+
+  /** A Hive table only adds rows: a Flink SQL changelog fails the job naming the first row kind it cannot write. */
+  @Test
+  void aChangelogIsRefusedNamingTheRowKind() {
+    String uri = hms.uri();
+    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
+    FlinkChangelogIT.changelog(env, 1_000)
+        .sinkTo(LakecommitFlinkSink.forRowData(FlinkChangelogIT.ROW_TYPE)
+            .hive(() -> HiveSinkConfig.builder().metastoreUri(uri).table(DB + ".counts")
+                .createTable(FlinkChangelogIT.SCHEMA, List.of()).build())
+            .jobName("counts")
+            .build())
+        .uid("lakecommit-sink");
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> env.execute("changelog-hive"))
+        .rootCause().isInstanceOf(IllegalArgumentException.class)
+        .hasMessageMatching("(?s).*has row kind (UPDATE_BEFORE \\(-U\\)|DELETE \\(-D\\)), but Hive table"
+            + " lc.counts only adds rows.*");
+  }
 }

@@ -85,6 +85,11 @@ public final class IcebergSinkConfig {
     return catalogName;
   }
 
+  /** How checkpoints change the table; {@link CommitMode#UPSERT} is the one mode that deletes rows. */
+  public CommitMode mode() {
+    return mode;
+  }
+
   /** Builder; settings are checked here, the catalog and table when the sink is built. */
   public static final class Builder {
     private String catalogName = "lakecommit";

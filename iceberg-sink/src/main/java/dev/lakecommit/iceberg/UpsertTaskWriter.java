@@ -18,8 +18,8 @@ import org.apache.iceberg.io.OutputFileFactory;
 /**
  * One checkpoint of one upsert writer, on Iceberg's own equality-delta writer: per partition, an upsert writes an
  * equality delete of the key, unless this writer added the key earlier in the checkpoint, in which case that row
- * is deleted by position (equality deletes do not apply to data files of the same commit), and then the row.
- * Files roll at the target size.
+ * is deleted by position (equality deletes do not apply to data files of the same commit), and then the row; a
+ * delete is the same without the row. Files roll at the target size.
  */
 final class UpsertTaskWriter extends BaseTaskWriter<Record> {
   private final Schema schema;
@@ -41,6 +41,21 @@ final class UpsertTaskWriter extends BaseTaskWriter<Record> {
 
   /** Replaces the row of the record's key (if any) by the record. */
   void upsert(Record row) throws IOException {
+    DeltaWriter writer = writerOf(row);
+    writer.deleteKey(key.keyOf(row));
+    writer.write(row);
+  }
+
+  /**
+   * Deletes the row of the record's key, if any: by position if this writer added it earlier in the checkpoint
+   * (then the equality delete of that earlier upsert already covers older rows), else by an equality delete.
+   * Reads the key columns only; they hold every partition source column, so the partition is the key's.
+   */
+  void delete(Record row) throws IOException {
+    writerOf(row).deleteKey(key.keyOf(row));
+  }
+
+  private DeltaWriter writerOf(Record row) {
     partitionKey.partition(rowWrapper.wrap(row));
     DeltaWriter writer = writers.get(partitionKey);
     if (writer == null) {
@@ -48,8 +63,7 @@ final class UpsertTaskWriter extends BaseTaskWriter<Record> {
       writer = new DeltaWriter(spec().isUnpartitioned() ? null : copy);
       writers.put(copy, writer);
     }
-    writer.deleteKey(key.keyOf(row));
-    writer.write(row);
+    return writer;
   }
 
   @Override

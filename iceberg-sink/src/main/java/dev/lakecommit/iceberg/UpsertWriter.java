@@ -1,6 +1,7 @@
 package dev.lakecommit.iceberg;
 
 import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsDeletes;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.InputConverter;
 import dev.lakecommit.staging.InvalidRecordException;
@@ -32,12 +33,16 @@ import org.slf4j.LoggerFactory;
  * {@link StagingManifest} (data files and delete files). Files are named and placed like every staged file
  * ({@link StagingLayout}), so aborts and restarts clean them up by prefix.
  *
+ * <p>Deletes of keys ({@link #delete}, a changelog's DELETE rows) go to the same writers in the same order as the
+ * upserts, so a checkpoint that upserts and then deletes a key ends without it, one that deletes and then upserts
+ * ends with the new row, and a checkpoint of deletes only is a manifest of delete files only.
+ *
  * <p>A record whose key belongs to another writer fails: two writers adding the same key in one checkpoint would
  * both keep their row. Route records with {@link IcebergSink#keyRouter()}.
  *
  * @param <IN> input records
  */
-final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingWriterState> {
+final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingWriterState>, SupportsDeletes<IN> {
   private static final Logger LOG = LoggerFactory.getLogger(UpsertWriter.class);
 
   private final Table table;
@@ -47,6 +52,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private final WriterContext context;
   private final UpsertKey key;
   private final RecordValidator validator;
+  private final RecordValidator keyValidator;
   private final StagingLocations locations;
   private final Table stagingView;
   private final GenericFileWriterFactory writerFactory;
@@ -54,6 +60,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private UpsertTaskWriter current;
   private long lastPrepared;
   private long recordNumber;
+  private long deletedKeys;
 
   /** Writes rows of {@code schema}: the table's, or the table's evolved ({@code evolved}) in the commit. */
   UpsertWriter(Table table, org.apache.iceberg.Schema schema, boolean evolved, StagingLayout layout,
@@ -65,6 +72,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
     this.context = context;
     this.key = UpsertKey.resolve(table, config.upsertKey);
     this.validator = new RecordValidator(schema);
+    this.keyValidator = new RecordValidator(key.keySchema());
     this.locations = new StagingLocations(layout, context);
     this.stagingView = locations.tableView(table);
     GenericFileWriterFactory.Builder factory = new GenericFileWriterFactory.Builder(stagingView)
@@ -102,6 +110,33 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
           "Record %s of upsert writer %s (job %s, checkpoint after %s) does not fit the table schema: %s",
           position, context.writerIndex(), context.jobId(), lastPrepared, e.getMessage()), e.field(), e);
     }
+    taskWriter(record, position).upsert(record);
+  }
+
+  /**
+   * Deletes the row of the record's key; only the key columns of the record are read and checked.
+   *
+   * @throws InvalidRecordException if the record's key does not fit the key columns (nothing was written)
+   * @throws IllegalStateException if the record's key belongs to another writer (records not routed by key)
+   */
+  @Override
+  public void delete(IN input) throws IOException {
+    long position = recordNumber++;
+    Record record;
+    try {
+      record = converter.convert(input);
+      keyValidator.validate(key.keyOf(record));
+    } catch (InvalidRecordException e) {
+      throw new InvalidRecordException(String.format(
+          "Delete record %s of upsert writer %s (job %s, checkpoint after %s) has no valid key %s: %s", position,
+          context.writerIndex(), context.jobId(), lastPrepared, key.columns(), e.getMessage()), e.field(), e);
+    }
+    taskWriter(record, position).delete(record);
+    deletedKeys++;
+  }
+
+  /** The checkpoint's task writer, once the record's key is known to be this writer's. */
+  private UpsertTaskWriter taskWriter(Record record, long position) {
     int owner = key.writerOf(record, context.numberOfWriters());
     if (owner != context.writerIndex()) {
       throw new IllegalStateException(String.format(
@@ -116,7 +151,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
               .format(FileFormat.PARQUET).build(),
           table.io(), targetFileSize);
     }
-    current.upsert(record);
+    return current;
   }
 
   @Override
@@ -130,6 +165,8 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
     current = null;
     lastPrepared = checkpointId;
     recordNumber = 0;
+    long deleted = deletedKeys;
+    deletedKeys = 0;
     locations.forget();
     locations.nameAfter(checkpointId + 1);
     if (result == null || (result.dataFiles().length == 0 && result.deleteFiles().length == 0)) {
@@ -146,8 +183,9 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
     }
     StagingManifest manifest = new StagingManifest(context.jobId(), checkpointId, context.writerIndex(),
         context.attempt(), data, Optional.empty(), deletes, evolvedSchema);
-    LOG.debug("Upsert writer {} of job {} prepared checkpoint {}: {} data files ({} rows), {} delete files",
-        context.writerIndex(), context.jobId(), checkpointId, data.size(), manifest.recordCount(), deletes.size());
+    LOG.debug("Upsert writer {} of job {} prepared checkpoint {}: {} data files ({} rows), {} delete files ({} keys"
+        + " deleted)", context.writerIndex(), context.jobId(), checkpointId, data.size(), manifest.recordCount(),
+        deletes.size(), deleted);
     return Optional.of(manifest);
   }
 
@@ -181,6 +219,7 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
         context.writerIndex(), context.jobId(), lastPrepared, deleted);
     locations.forget();
     recordNumber = 0;
+    deletedKeys = 0;
   }
 
   /** Closes open files without reporting them: they remain as leftovers found by prefix. */

@@ -1,0 +1,275 @@
+package dev.lakecommit.flink;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.iceberg.CommitMode;
+import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.test.junit5.MiniClusterExtension;
+import org.apache.flink.types.Row;
+import org.apache.flink.types.RowKind;
+import org.apache.flink.util.Collector;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A job whose result is a changelog: {@code SELECT word, SUM(v), COUNT(*) FROM events GROUP BY word} over a stream
+ * of inserts and retractions, with the rows Flink SQL's group aggregate emits: INSERT, UPDATE_BEFORE, UPDATE_AFTER
+ * and DELETE (a group whose last row is retracted is deleted, and inserted again by its next row). Into an Iceberg table in
+ * mode UPSERT keyed by {@code word} the table ends with one row per group at its final value; into an append-only
+ * table the job fails naming the row kind.
+ */
+class FlinkChangelogIT {
+  @RegisterExtension
+  static final MiniClusterExtension CLUSTER = new MiniClusterExtension(
+      new MiniClusterResourceConfiguration.Builder().setNumberTaskManagers(1).setNumberSlotsPerTaskManager(4)
+          .build());
+
+  /** Words (groups) and rounds: event i is word i % WORDS in round i / WORDS. */
+  static final int WORDS = 40;
+  static final int ROUNDS = 6;
+
+  static final Schema SCHEMA = new Schema(
+      org.apache.iceberg.types.Types.NestedField.required(1, "word", org.apache.iceberg.types.Types.StringType.get()),
+      org.apache.iceberg.types.Types.NestedField.optional(2, "total", org.apache.iceberg.types.Types.LongType.get()),
+      org.apache.iceberg.types.Types.NestedField.optional(3, "cnt", org.apache.iceberg.types.Types.LongType.get()));
+
+  static final RowType ROW_TYPE = RowType.of(
+      new LogicalType[] {new VarCharType(false, VarCharType.MAX_LENGTH), new BigIntType(), new BigIntType()},
+      new String[] {"word", "total", "cnt"});
+
+  @TempDir
+  static Path dir;
+
+  /** Failures injected by {@link GroupAggregate} (the MiniCluster runs in this JVM). */
+  static final java.util.concurrent.atomic.AtomicInteger INJECTED = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * Event {@code i}: in odd rounds the even words retract the value they inserted in the round before (their group
+   * empties: a DELETE in the result), every other event inserts value {@code i} (an INSERT of a new or emptied
+   * group, else an UPDATE_BEFORE / UPDATE_AFTER pair).
+   */
+  static Row event(long i) {
+    int word = (int) (i % WORDS);
+    long round = i / WORDS;
+    if (word % 2 == 0 && round % 2 == 1) {
+      return Row.ofKind(RowKind.DELETE, "w" + word, i - WORDS);
+    }
+    return Row.ofKind(RowKind.INSERT, "w" + word, i);
+  }
+
+  /** The aggregate after all events: word to (total, count), groups with no row left absent. */
+  static Map<String, List<Long>> expected() {
+    Map<String, Long> totals = new HashMap<>();
+    Map<String, Long> counts = new HashMap<>();
+    for (long i = 0; i < (long) WORDS * ROUNDS; i++) {
+      Row event = event(i);
+      String word = (String) event.getField(0);
+      long sign = event.getKind() == RowKind.DELETE ? -1 : 1;
+      totals.merge(word, sign * (Long) event.getField(1), Long::sum);
+      counts.merge(word, sign, Long::sum);
+    }
+    Map<String, List<Long>> expected = new HashMap<>();
+    counts.forEach((word, count) -> {
+      if (count > 0) {
+        expected.put(word, List.of(totals.get(word), count));
+      }
+    });
+    return expected;
+  }
+
+  /**
+   * The aggregate's changelog as Flink rows of {@link #ROW_TYPE}, each with its row kind. The events come from one
+   * source reader at {@code eventsPerSecond}, so a group's retraction follows its insert and the job spans several
+   * checkpoints.
+   */
+  static DataStream<RowData> changelog(StreamExecutionEnvironment env, double eventsPerSecond) {
+    return changelog(env, eventsPerSecond, -1);
+  }
+
+  /** As above; the aggregate fails once, at event {@code failAt} (if {@code >= 0}), counted in {@link #INJECTED}. */
+  static DataStream<RowData> changelog(StreamExecutionEnvironment env, double eventsPerSecond, long failAt) {
+    return env.fromSource(new DataGeneratorSource<>(i -> i, (long) WORDS * ROUNDS,
+            RateLimiterStrategy.perSecond(eventsPerSecond), Types.LONG), WatermarkStrategy.noWatermarks(), "events")
+        .uid("events").setParallelism(1)
+        .keyBy(i -> (String) event(i).getField(0))
+        .process(new GroupAggregate(failAt)).uid("group-by-word")
+        .returns(InternalTypeInfo.of(ROW_TYPE));
+  }
+
+  /**
+   * {@code SELECT word, SUM(v) AS total, COUNT(*) AS cnt FROM events GROUP BY word} over a stream of inserts and
+   * retractions, emitting what Flink SQL's group aggregate emits: +I for a new group, -U/+U for a changed one, -D
+   * for a group whose last row was retracted (Flink's SQL planner is not on this module's test classpath: it needs
+   * Scala 2.12, and the Kafka broker of the process tests brings Scala 2.13).
+   */
+  static final class GroupAggregate extends KeyedProcessFunction<String, Long, RowData> {
+    private final long failAt;
+    private transient ValueState<long[]> state;
+
+    GroupAggregate(long failAt) {
+      this.failAt = failAt;
+    }
+
+    @Override
+    public void open(OpenContext context) {
+      state = getRuntimeContext().getState(new ValueStateDescriptor<>("total-and-count", long[].class));
+    }
+
+    @Override
+    public void processElement(Long i, Context context, Collector<RowData> out) throws Exception {
+      if (i == failAt && INJECTED.compareAndSet(0, 1)) {
+        throw new IllegalStateException("Injected failure at event " + i);
+      }
+      Row event = event(i);
+      String word = (String) event.getField(0);
+      long sign = event.getKind() == RowKind.DELETE ? -1 : 1;
+      long[] old = state.value();
+      long[] now = old == null ? new long[] {0, 0} : old.clone();
+      now[0] += sign * (Long) event.getField(1);
+      now[1] += sign;
+      if (old == null) {
+        out.collect(row(RowKind.INSERT, word, now));
+      } else if (now[1] == 0) {
+        out.collect(row(RowKind.DELETE, word, old));
+      } else {
+        out.collect(row(RowKind.UPDATE_BEFORE, word, old));
+        out.collect(row(RowKind.UPDATE_AFTER, word, now));
+      }
+      if (now[1] == 0) {
+        state.clear();
+      } else {
+        state.update(now);
+      }
+    }
+
+    private static RowData row(RowKind kind, String word, long[] totalAndCount) {
+      return GenericRowData.ofKind(kind, StringData.fromString(word), totalAndCount[0], totalAndCount[1]);
+    }
+  }
+
+  static IcebergSinkConfig config(String warehouse, String table, CommitMode mode) {
+    IcebergSinkConfig.Builder builder = IcebergSinkConfig.builder()
+        .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
+        .table(table)
+        .createTable(SCHEMA, List.of())
+        .tableProperties(Map.of("format-version", "2"))
+        .mode(mode);
+    if (mode == CommitMode.UPSERT) {
+      builder.upsertKey(List.of("word"));
+    }
+    return builder.build();
+  }
+
+  @Test
+  void aGroupByChangelogUpsertsToOneRowPerKeyAtItsFinalValue() throws Exception {
+    upsertChangelog("upsert", -1, 0);
+  }
+
+  /**
+   * The aggregate fails after several checkpoint commits with deletes; Flink restores the aggregate's state and
+   * the source position from the last checkpoint and replays the events after it (its changelog again), and the
+   * sink's restored commits are recognised, not applied twice: the same final table.
+   */
+  @Test
+  void aFailoverInTheMiddleOfTheChangelogEndsWithTheSameFinalValues() throws Exception {
+    INJECTED.set(0);
+    upsertChangelog("failover", (long) WORDS * ROUNDS * 2 / 3, 2);
+    assertThat(INJECTED.get()).as("the injected failure happened").isEqualTo(1);
+  }
+
+  private void upsertChangelog(String name, long failAt, int restarts) throws Exception {
+    String warehouse = dir.resolve(name).toString();
+    String table = "db.counts";
+    StreamExecutionEnvironment env = TestJobs.environment(2, restarts);
+    changelog(env, 60, failAt)
+        .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE)
+            .iceberg(() -> config(warehouse, table, CommitMode.UPSERT))
+            .jobName("counts")
+            .build())
+        // Two writers: the sink routes every change of a key to the writer that owns it.
+        .uid("lakecommit-sink").setParallelism(2);
+    env.execute("changelog-" + name);
+
+    org.apache.iceberg.Table written = IcebergFlinkSinkIT.load(warehouse, table);
+    Map<String, List<List<Long>>> rows = new HashMap<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(written).build()) {
+      for (Record record : records) {
+        rows.computeIfAbsent((String) record.getField("word"), w -> new java.util.ArrayList<>())
+            .add(List.of((Long) record.getField("total"), (Long) record.getField("cnt")));
+      }
+    }
+    Map<String, List<Long>> expected = expected();
+    assertThat(expected).as("some groups end deleted").hasSizeBetween(1, WORDS - 1);
+    assertThat(rows).as("one row per key").allSatisfy((word, values) -> assertThat(values).hasSize(1));
+    Map<String, List<Long>> finalValues = new HashMap<>();
+    rows.forEach((word, values) -> finalValues.put(word, values.get(0)));
+    assertThat(finalValues).isEqualTo(expected);
+
+    long commits = 0;
+    long equalityDeletes = 0;
+    int mostWriters = 0;
+    for (Snapshot snapshot : written.snapshots()) {
+      if (snapshot.summary().containsKey(CommitId.CHECKPOINT_ID_KEY)) {
+        commits++;
+        mostWriters = Math.max(mostWriters, Integer.parseInt(snapshot.summary().get("lakecommit.writers")));
+        equalityDeletes += Long.parseLong(
+            snapshot.summary().getOrDefault(SnapshotSummary.ADDED_EQ_DELETES_PROP, "0"));
+      }
+    }
+    System.out.println("FlinkChangelogIT " + name + ": " + commits + " checkpoint commits, " + equalityDeletes
+        + " equality deletes, " + finalValues.size() + " of " + WORDS + " groups left");
+    assertThat(commits).as("the changelog spans several checkpoint commits").isGreaterThanOrEqualTo(2);
+    assertThat(equalityDeletes).as("rows of earlier checkpoints replaced or deleted by key").isPositive();
+    assertThat(mostWriters).as("both writers staged rows of their keys into one commit").isEqualTo(2);
+  }
+
+  @Test
+  void aChangelogIntoAnAppendTableFailsTheJobNamingTheRowKind() {
+    String warehouse = dir.resolve("append").toString();
+    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
+    changelog(env, 1_000)
+        .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE)
+            .iceberg(() -> config(warehouse, "db.counts", CommitMode.APPEND))
+            .jobName("counts")
+            .build())
+        .uid("lakecommit-sink");
+
+    assertThatThrownBy(() -> env.execute("changelog-append"))
+        .rootCause().isInstanceOf(IllegalArgumentException.class)
+        .hasMessageMatching("(?s).*has row kind (UPDATE_BEFORE \\(-U\\)|DELETE \\(-D\\)), but Iceberg table"
+            + " db.counts in mode APPEND only adds rows.*")
+        .hasMessageContaining("mode UPSERT");
+  }
+}
