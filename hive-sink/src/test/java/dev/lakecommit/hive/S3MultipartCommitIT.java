@@ -9,8 +9,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.hive.testing.HiveMetastoreServer;
 import dev.lakecommit.staging.StagedFile;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingWriterState;
 import dev.lakecommit.staging.testing.FaultInjectingS3Proxy;
 import dev.lakecommit.staging.testing.S3TestServer;
 import java.util.LinkedHashMap;
@@ -166,6 +170,44 @@ class S3MultipartCommitIT {
         .allSatisfy(destination -> assertThat(new Path(destination).getName()).startsWith("other-1-"));
     assertThat(fixture.contents(table).ids())
         .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 50).boxed().toList());
+  }
+
+  /**
+   * A writer attempt that failed before its checkpoint completed leaves uploads the committed checkpoint never
+   * names: cleaning up the committed checkpoints' leftovers aborts them, and the table keeps its rows.
+   */
+  @Test
+  void cleanupOfCommittedLeftoversAbortsTheUploadsOfFailedWriterAttempts() throws Exception {
+    String table = HiveFixture.newTable("mpu_attempt");
+    HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table).createTable(SCHEMA, PARTITIONED).build());
+    JobId job = JobId.of("attempts");
+    SinkWriter<Record, StagingManifest, StagingWriterState> failed =
+        sink.createWriter(new WriterContext(job, 0, 1, 0, 0));
+    for (Record row : rows(0, 20, MIXED)) {
+      failed.write(row);
+    }
+    failed.prepareCommit(1); // its files are staged, but the checkpoint never completes with them
+    failed.close();
+    try (HiveAggregatedCommitter committer = HiveSinkSuite.committer(sink)) {
+      SinkWriter<Record, StagingManifest, StagingWriterState> writer =
+          sink.createWriter(new WriterContext(job, 0, 1, 1, 0));
+      for (Record row : rows(0, 20, MIXED)) {
+        writer.write(row);
+      }
+      StagingManifest manifest = writer.prepareCommit(1).orElseThrow();
+      writer.close();
+      assertThat(committer.commit(committer.combine(new dev.lakecommit.core.CommitId(job, 1), List.of(manifest))))
+          .isInstanceOf(CommitOutcome.Committed.class);
+    }
+    assertThat(pendingUnder(table)).as("the failed attempt's uploads").hasSize(10);
+
+    try (HiveTarget target = (HiveTarget) sink.openTarget()) {
+      target.deleteCommittedLeftovers(job);
+    }
+
+    assertThat(pendingUnder(table)).as("uploads left in progress").isEmpty();
+    assertThat(fixture.contents(table).ids())
+        .containsExactlyInAnyOrderElementsOf(LongStream.range(0, 20).boxed().toList());
   }
 
   private List<String> pendingUnder(String table) throws Exception {
