@@ -24,9 +24,11 @@ public final class StagingLayout {
   private static final String CHECKPOINT_DIR_PREFIX = "ckpt-";
 
   private final String root;
+  private final String base;
 
-  private StagingLayout(String root) {
+  private StagingLayout(String root, String base) {
     this.root = root;
+    this.base = base;
   }
 
   /**
@@ -43,7 +45,20 @@ public final class StagingLayout {
       throw new IllegalArgumentException(
           String.format("Invalid staging root: '%s' (use a directory, not the file system root)", root));
     }
-    return new StagingLayout(trimmed);
+    return new StagingLayout(trimmed, "");
+  }
+
+  /**
+   * This layout with a directory {@code element} between each checkpoint's prefix and the partition path of its data
+   * files ({@code <root>/<job>/ckpt-<id>/<element>/<partition>/<file>}): S3A's magic committer reads the path after
+   * its {@code __base} element as the file's destination under the table.
+   */
+  public StagingLayout withBaseElement(String element) {
+    if (element.isEmpty() || element.contains("/")) {
+      throw new IllegalArgumentException(
+          String.format("Invalid base element: '%s' (one path element, not empty)", element));
+    }
+    return new StagingLayout(root, element + "/");
   }
 
   public String root() {
@@ -95,7 +110,7 @@ public final class StagingLayout {
   /** The location of a file a writer stages for a checkpoint; its name carries the writer's epoch and attempt. */
   public String fileLocation(
       WriterContext writer, long checkpointId, String partitionPath, int sequence, FileFormat format) {
-    String dir = checkpointPrefix(writer.jobId(), checkpointId);
+    String dir = checkpointPrefix(writer.jobId(), checkpointId) + base;
     if (!partitionPath.isEmpty()) {
       dir = dir + partitionPath + "/";
     }
@@ -197,16 +212,16 @@ public final class StagingLayout {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof StagingLayout other && root.equals(other.root);
+    return o instanceof StagingLayout other && root.equals(other.root) && base.equals(other.base);
   }
 
   @Override
   public int hashCode() {
-    return root.hashCode();
+    return root.hashCode() * 31 + base.hashCode();
   }
 
   @Override
   public String toString() {
-    return "StagingLayout{" + root + "}";
+    return "StagingLayout{" + root + (base.isEmpty() ? "" : ", base " + base) + "}";
   }
 }

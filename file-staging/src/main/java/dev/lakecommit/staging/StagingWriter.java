@@ -207,7 +207,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
   }
 
   private DataWriter<Record> open(PartitionKey partition) throws IOException {
-    String partitionPath = config.spec().isUnpartitioned() ? "" : config.spec().partitionToPath(partition);
+    String partitionPath = config.partitionPath(partition);
     String location =
         config.layout().fileLocation(context, namingCheckpoint, partitionPath, sequence++, FileFormat.PARQUET);
     OutputFile out = config.io().newOutputFile(location);

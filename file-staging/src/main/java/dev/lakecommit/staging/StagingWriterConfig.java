@@ -39,6 +39,7 @@ public final class StagingWriterConfig {
   private final int manifestFormatVersion;
   private final int manifestMinFiles;
   private final StagedFileAppenders appenders;
+  private final java.util.function.Function<org.apache.iceberg.StructLike, String> partitionPaths;
   private final Optional<String> evolvedSchema;
 
   private StagingWriterConfig(Builder builder) {
@@ -72,6 +73,7 @@ public final class StagingWriterConfig {
     this.manifestFormatVersion = builder.manifestFormatVersion;
     this.manifestMinFiles = builder.manifestMinFiles;
     this.appenders = builder.appenders;
+    this.partitionPaths = builder.partitionPaths;
   }
 
   public static Builder builder() {
@@ -135,6 +137,14 @@ public final class StagingWriterConfig {
     return appenders;
   }
 
+  /** The directory path of a partition's staged files under a checkpoint's prefix; empty when unpartitioned. */
+  public String partitionPath(org.apache.iceberg.StructLike partition) {
+    if (spec().isUnpartitioned()) {
+      return "";
+    }
+    return partitionPaths == null ? spec().partitionToPath(partition) : partitionPaths.apply(partition);
+  }
+
   /** Whether a writer reporting {@code files} staged files at a checkpoint writes an Iceberg manifest of them. */
   public boolean writesIcebergManifest(int files) {
     return manifestFormatVersion > 0 && files > 0 && files >= manifestMinFiles;
@@ -153,6 +163,7 @@ public final class StagingWriterConfig {
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
     private StagedFileAppenders appenders;
+    private java.util.function.Function<org.apache.iceberg.StructLike, String> partitionPaths;
     private boolean evolved;
 
     private Builder() {}
@@ -303,6 +314,16 @@ public final class StagingWriterConfig {
      */
     public Builder appenders(StagedFileAppenders fileAppenders) {
       this.appenders = Objects.requireNonNull(fileAppenders, "appenders");
+      return this;
+    }
+
+    /**
+     * Names each partition's directory under a checkpoint's prefix with {@code paths} instead of the spec's
+     * {@code partitionToPath}: where a staged path must end in the partition directory a reader knows (Hive's
+     * escaping, S3A's magic paths).
+     */
+    public Builder partitionPaths(java.util.function.Function<org.apache.iceberg.StructLike, String> paths) {
+      this.partitionPaths = Objects.requireNonNull(paths, "paths");
       return this;
     }
 

@@ -53,6 +53,7 @@ final class CommitAttempt {
   private final RunFence fence;
   private final Path resumedIntent;
   private Map<String, String> properties = Map.of();
+  private Map<String, PendingUploads.Upload> uploads;
   private boolean swapping;
 
   /** The files of one partition (or of the unpartitioned table) in this checkpoint. */
@@ -88,6 +89,13 @@ final class CommitAttempt {
   /** Sets these table parameters with the watermark (see {@link HiveAggregatedCommitter#commitProperties}). */
   CommitAttempt properties(Map<String, String> parameters) {
     this.properties = parameters;
+    return this;
+  }
+
+  /** The pending uploads of the staged files, as the intent this attempt finishes holds them. */
+  CommitAttempt uploads(List<PendingUploads.Upload> pending) {
+    this.uploads = new HashMap<>();
+    pending.forEach(upload -> uploads.put(upload.staged(), upload));
     return this;
   }
 
@@ -153,9 +161,13 @@ final class CommitAttempt {
    *
    * @return the table as read last
    */
-  private Table writeIntent(Table read) throws IOException, TException {
-    Path intent = resumedIntent != null ? resumedIntent
-        : context.intents().write(new CommitIntent(context.mode(), epoch, committable));
+  private Table writeIntent(Table read) throws IOException, TException, InterruptedException {
+    Path intent = resumedIntent;
+    if (intent == null) {
+      loadUploads();
+      intent = context.intents().write(
+          new CommitIntent(context.mode(), epoch, committable, List.copyOf(uploads.values())));
+    }
     context.hook().reached(CommitHook.INTENT_WRITTEN, id);
     if (epoch == 0 || resumedIntent != null) {
       return read;
@@ -173,6 +185,29 @@ final class CommitAttempt {
       throw e;
     }
     return table;
+  }
+
+  /**
+   * The pending uploads of the staged files, before the intent is written: from this run's intent if an earlier
+   * attempt wrote it (it may have completed some, whose {@code .pending} files are gone), else from the staged files.
+   */
+  private void loadUploads() throws IOException, InterruptedException {
+    if (uploads != null || context.storage().uploads() == null) {
+      uploads = uploads == null ? Map.of() : uploads;
+      return;
+    }
+    Path own = context.intents().location(id, epoch);
+    if (context.storage().fs().exists(own)) {
+      uploads(context.intents().read(own).uploads());
+      return;
+    }
+    List<Path> pending = new ArrayList<>();
+    committable.files().forEach(file -> {
+      if (PendingUploads.isPending(new Path(file.path()))) {
+        pending.add(new Path(file.path()));
+      }
+    });
+    uploads = context.storage().loadUploads(pending);
   }
 
   /**
@@ -278,7 +313,8 @@ final class CommitAttempt {
       Path before = merged == null || HivePaths.sameLocation(new Path(merged), target.dir) ? null : new Path(merged);
       for (StagedFile file : target.files) {
         moves.add(new TableStorage.Move(new Path(file.path()), new Path(target.dir, file.fileName()),
-            file.fileSizeInBytes(), before == null ? null : new Path(before, file.fileName())));
+            file.fileSizeInBytes(), before == null ? null : new Path(before, file.fileName()),
+            uploads == null ? null : uploads.get(new Path(file.path()).toString())));
       }
     }
     int moved = context.storage().moveAll(moves, () -> context.hook().reached(CommitHook.FILE_MOVED, id));

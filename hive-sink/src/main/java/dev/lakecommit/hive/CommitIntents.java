@@ -58,6 +58,13 @@ final class CommitIntents {
     if (fs.exists(target)) {
       return target;
     }
+    if (TableStorage.isObjectStore(fs)) {
+      // An object appears whole when its upload ends, or not at all: no rename (a copy on S3) is needed.
+      try (OutputStream out = fs.create(target, false)) {
+        out.write(VersionedSerialization.toBytes(serializer, intent));
+      }
+      return target;
+    }
     Path temp = new Path(target.getParent(), "_tmp-" + target.getName() + "-" + UUID.randomUUID());
     try (OutputStream out = fs.create(temp, false)) {
       out.write(VersionedSerialization.toBytes(serializer, intent));

@@ -75,7 +75,11 @@ public final class HiveSink<IN>
   private HiveSink(HiveSinkConfig config, HiveTable table, Function<Schema, InputConverter<IN>> converters) {
     this.config = config;
     this.table = table;
-    this.layout = StagingLayout.under(table.stagingRoot().toString());
+    // On S3 a staged file is an upload completed at commit (PendingUploads): no bytes are copied then.
+    this.layout = PendingUploads.applies(table.baseLocation(), config.mode, config.hadoopConf())
+        ? StagingLayout.under(PendingUploads.stagingRoot(table.baseLocation()).toString())
+            .withBaseElement(PendingUploads.BASE)
+        : StagingLayout.under(table.stagingRoot().toString());
     this.converters = converters;
   }
 
@@ -171,6 +175,12 @@ public final class HiveSink<IN>
         .maxRowsPerFile(config.maxRowsPerFile)
         .maxOpenFiles(config.maxOpenFiles)
         .codec(table.fileFormat().codec());
+    if (PendingUploads.applies(table.baseLocation(), config.mode, config.hadoopConf())) {
+      // The upload's destination is the staged path after __base: it must be Hive's directory of the partition.
+      String defaultName = config.hiveConf().getVar(HiveConf.ConfVars.DEFAULTPARTITIONNAME);
+      builder.partitionPaths(tuple -> HivePaths.partitionName(table.partitionColumns(),
+          PartitionValues.of(tuple, table.spec(), defaultName), defaultName));
+    }
     if (config.targetFileSizeBytes > 0) {
       builder.targetFileSizeBytes(config.targetFileSizeBytes);
     }
@@ -250,8 +260,12 @@ public final class HiveSink<IN>
    */
   @Override
   public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+    long deleted;
     try (FileIO io = fileIO()) {
-      return HiveTarget.deleteStaged(io, layout, jobId, checkpointId, 0, Long.MAX_VALUE);
+      deleted = HiveTarget.deleteStaged(io, layout, jobId, checkpointId, 0, Long.MAX_VALUE);
     }
+    PendingUploads.abortStaged(table.baseLocation().getFileSystem(config.hadoopConf()), table.baseLocation(), layout,
+        jobId, checkpointId, 0, Long.MAX_VALUE);
+    return deleted;
   }
 }

@@ -182,7 +182,10 @@ final class HiveTarget implements CommitTarget {
 
   @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return deleteStaged(io, layout, jobId, checkpointId, minEpoch, maxEpoch);
+    long deleted = deleteStaged(io, layout, jobId, checkpointId, minEpoch, maxEpoch);
+    PendingUploads.abortStaged(context.storage().fs(), context.table().baseLocation(), layout, jobId, checkpointId,
+        minEpoch, maxEpoch);
+    return deleted;
   }
 
   @Override
@@ -223,6 +226,13 @@ final class HiveTarget implements CommitTarget {
   public long deleteCommittedLeftovers(JobId jobId) throws IOException {
     List<String> leftovers = committedLeftovers(jobId);
     new StagingCleaner(io, layout).delete(jobId, leftovers);
+    OptionalLong committed = lastCommittedCheckpoint(jobId);
+    if (committed.isPresent()) {
+      // Uploads of a committed checkpoint still in progress were never part of it (a failed writer attempt's).
+      long watermark = committed.getAsLong();
+      PendingUploads.abortStaged(context.storage().fs(), context.table().baseLocation(), layout, jobId,
+          checkpoint -> checkpoint <= watermark, 0, Long.MAX_VALUE);
+    }
     return leftovers.size();
   }
 

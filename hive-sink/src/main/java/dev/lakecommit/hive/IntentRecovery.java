@@ -81,7 +81,8 @@ final class IntentRecovery {
     CommitOutcome outcome;
     try {
       outcome = retry.call("finishing the intent of " + id + " in " + context.table(),
-          () -> new CommitAttempt(applying, intent.committable(), epoch, stored.path()).run());
+          () -> new CommitAttempt(applying, intent.committable(), epoch, stored.path()).uploads(intent.uploads())
+              .run());
     } catch (FatalCommitException.StagedFileLost lost) {
       rollBack(applying, intent, stored, epoch, lost);
       return false;
@@ -111,6 +112,10 @@ final class IntentRecovery {
         for (Path file : files) {
           removed += storage.fs().delete(file, false) ? 1 : 0;
         }
+      }
+      for (PendingUploads.Upload upload : intent.uploads()) {
+        storage.uploads().abort(upload);
+        storage.uploads().deleteStaged(new Path(upload.staged()));
       }
       for (StagedFile file : (Iterable<StagedFile>) intent.committable().files()::iterator) {
         storage.fs().delete(new Path(file.path()), false);

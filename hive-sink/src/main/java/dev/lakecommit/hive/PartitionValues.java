@@ -21,7 +21,10 @@ final class PartitionValues {
   private PartitionValues() {}
 
   static List<String> of(StagedFile file, PartitionSpec spec, String defaultName) {
-    StructLike tuple = file.partition(spec);
+    return of(file.partition(spec), spec, defaultName);
+  }
+
+  static List<String> of(StructLike tuple, PartitionSpec spec, String defaultName) {
     List<String> values = new ArrayList<>(spec.fields().size());
     for (int i = 0; i < spec.fields().size(); i++) {
       Type type = spec.schema().findType(spec.fields().get(i).sourceId());

@@ -37,14 +37,16 @@ final class TableStorage implements AutoCloseable {
    *
    * @param movedTo where an earlier attempt may have moved the file instead, or null: the partition's location
    *     before a merge switched it (the attempt then noticed the switch and stopped)
+   * @param upload the staged file's pending upload, or null if it is a plain file
    */
-  record Move(Path source, Path target, long size, Path movedTo) {
+  record Move(Path source, Path target, long size, Path movedTo, PendingUploads.Upload upload) {
     Move(Path source, Path target, long size) {
-      this(source, target, size, null);
+      this(source, target, size, null, null);
     }
   }
 
   private final FileSystem fs;
+  private final PendingUploads uploads;
   private final boolean idempotent;
   private final ThreadPoolExecutor pool;
 
@@ -52,8 +54,9 @@ final class TableStorage implements AutoCloseable {
    * @param idempotent test-only when false: a file found at its target is not recognized as moved (the target
    *     gets a new name instead), and a missing staged file is ignored — how a commit without checks behaves
    */
-  TableStorage(FileSystem fs, int threads, boolean idempotent) {
+  TableStorage(FileSystem fs, int threads, boolean idempotent) throws IOException {
     this.fs = fs;
+    this.uploads = PendingUploads.of(fs);
     this.idempotent = idempotent;
     int id = POOLS.incrementAndGet();
     AtomicInteger count = new AtomicInteger();
@@ -67,6 +70,36 @@ final class TableStorage implements AutoCloseable {
 
   FileSystem fs() {
     return fs;
+  }
+
+  /** The pending uploads of this storage, or null if it is not S3A. */
+  PendingUploads uploads() {
+    return uploads;
+  }
+
+  /**
+   * The pending uploads of staged files, read in parallel; a file whose upload is not pending (completed and cleaned
+   * up already) has none.
+   */
+  java.util.Map<String, PendingUploads.Upload> loadUploads(List<Path> staged)
+      throws IOException, InterruptedException {
+    java.util.Map<String, PendingUploads.Upload> loaded = new java.util.concurrent.ConcurrentHashMap<>();
+    if (uploads == null || staged.isEmpty()) {
+      return loaded;
+    }
+    List<Future<Void>> reads = new ArrayList<>();
+    for (Path path : staged) {
+      reads.add(pool.submit(() -> {
+        try {
+          loaded.put(path.toString(), uploads.load(path));
+        } catch (FileNotFoundException e) {
+          // Completed and cleaned up by an earlier attempt, or lost: the move finds out which.
+        }
+        return null;
+      }));
+    }
+    awaitAll(reads);
+    return loaded;
   }
 
   /**
@@ -113,6 +146,9 @@ final class TableStorage implements AutoCloseable {
 
   private boolean move(Move move) throws IOException {
     FileStatus target = statusOrNull(move.target());
+    if (move.upload() != null || (uploads != null && PendingUploads.isPending(move.source()))) {
+      return complete(move, target);
+    }
     if (!idempotent) {
       return moveUnchecked(move, target);
     }
@@ -156,6 +192,79 @@ final class TableStorage implements AutoCloseable {
     throw new IOException(String.format("Cannot rename %s to %s", move.source(), move.target()));
   }
 
+  /**
+   * Puts a staged upload in place: completes it where it was staged to go, or — where the partition is somewhere
+   * else (an existing partition at its own location) — completes it and renames it there (a copy). A file already at
+   * its target with the staged size counts as moved; what is left of the staged file is deleted.
+   */
+  private boolean complete(Move move, FileStatus target) throws IOException {
+    if (!idempotent && target != null) {
+      // Test-only, as moveUnchecked: the file at the target is not recognized, the commit lands it again.
+      Path to = freeName(move.target());
+      org.apache.hadoop.fs.FileUtil.copy(fs, move.target(), fs, to, false, fs.getConf());
+      return true;
+    }
+    if (target != null) {
+      checkSame(move, target);
+      uploads.deleteStaged(move.source());
+      return false;
+    }
+    PendingUploads.Upload upload = move.upload();
+    if (upload == null) {
+      try {
+        upload = uploads.load(move.source());
+      } catch (FileNotFoundException e) {
+        throw new FatalCommitException.StagedFileLost(String.format(
+            "Staged upload %s is lost: it has no pending upload and nothing is at %s", move.source(), move.target()));
+      }
+    }
+    Path destination = new Path(upload.destination());
+    boolean elsewhere = !HivePaths.sameLocation(destination, move.target());
+    FileStatus completed = elsewhere ? statusOrNull(destination) : null;
+    if (completed == null) {
+      try {
+        uploads.complete(upload);
+      } catch (IOException e) {
+        // Completed by a racing committer meanwhile, or no longer pending (aborted): the destination says which.
+        completed = statusOrNull(destination);
+        if (completed == null) {
+          FileStatus raced = statusOrNull(move.target());
+          if (raced != null) {
+            checkSame(move, raced);
+            return false;
+          }
+          throw new FatalCommitException.StagedFileLost(String.format("Staged upload %s (upload %s to %s) cannot be"
+              + " completed and nothing is at %s: %s", move.source(), upload.uploadId(), destination, move.target(),
+              e.getMessage()));
+        }
+      }
+    }
+    if (elsewhere) {
+      if (!fs.rename(destination, move.target())) {
+        FileStatus raced = statusOrNull(move.target());
+        if (raced == null) {
+          throw new IOException(String.format("Cannot rename %s to %s", destination, move.target()));
+        }
+        checkSame(move, raced);
+      }
+    } else if (completed != null) {
+      checkSame(move, completed);
+    }
+    uploads.deleteStaged(move.source());
+    return true;
+  }
+
+  private Path freeName(Path target) throws IOException {
+    Path to = target;
+    for (int n = 1; statusOrNull(to) != null; n++) {
+      String name = target.getName();
+      int dot = name.lastIndexOf('.');
+      to = new Path(target.getParent(), dot < 0 ? name + "-" + n : name.substring(0, dot) + "-" + n
+          + name.substring(dot));
+    }
+    return to;
+  }
+
   private boolean moveUnchecked(Move move, FileStatus target) throws IOException {
     if (!fs.exists(move.source())) {
       return false;
@@ -185,9 +294,14 @@ final class TableStorage implements AutoCloseable {
     }
   }
 
-  private void createDirectories(List<Move> moves) throws IOException {
+  /** Whether {@code fs} is an object store: directories are implied by keys, and a rename is a copy. */
+  static boolean isObjectStore(FileSystem fs) {
     String scheme = fs.getUri().getScheme() == null ? "" : fs.getUri().getScheme().toLowerCase(Locale.ROOT);
-    if (OBJECT_STORES.contains(scheme)) {
+    return OBJECT_STORES.contains(scheme);
+  }
+
+  private void createDirectories(List<Move> moves) throws IOException {
+    if (isObjectStore(fs)) {
       return;
     }
     Set<Path> dirs = new LinkedHashSet<>();

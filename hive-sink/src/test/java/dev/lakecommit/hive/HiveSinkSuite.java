@@ -601,6 +601,13 @@ abstract class HiveSinkSuite {
     org.apache.hadoop.fs.Path staging = new org.apache.hadoop.fs.Path(
         HivePaths.baseLocation(new org.apache.hadoop.fs.Path(locationOf(table))), HivePaths.STAGING_DIR);
     assertThat(stagedDataFiles(fs, staging)).as("staged files left").isEmpty();
+    // On S3: staged uploads (S3A magic paths), none left staged or in progress.
+    org.apache.hadoop.fs.Path base = HivePaths.baseLocation(new org.apache.hadoop.fs.Path(locationOf(table)));
+    assertThat(stagedDataFiles(fs, PendingUploads.stagingRoot(base))).as("staged uploads left").isEmpty();
+    PendingUploads uploads = PendingUploads.of(fs);
+    if (uploads != null) {
+      assertThat(uploads.pendingUnder(base)).as("uploads in progress").isEmpty();
+    }
   }
 
   private String locationOf(String table) {

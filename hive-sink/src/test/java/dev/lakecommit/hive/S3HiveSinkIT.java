@@ -1,5 +1,9 @@
 package dev.lakecommit.hive;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.runtime.CrashHarness;
+import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.TestScale;
 import dev.lakecommit.hive.testing.HiveMetastoreServer;
 import dev.lakecommit.staging.testing.S3TestServer;
@@ -7,9 +11,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.UnaryOperator;
 import org.apache.hadoop.conf.Configuration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * The Hive sink suite on S3 through S3A: an in-process S3 server (S3Proxy) on loopback, and a metastore that
@@ -57,6 +63,21 @@ class S3HiveSinkIT extends HiveSinkSuite {
         s3.close();
       }
     }
+  }
+
+  /**
+   * Staged files are uploads completed at commit here. Without the idempotency checks, a commit replayed after a
+   * crash right before its watermark lands its files again (under new names), and the table holds rows twice.
+   */
+  @Test
+  void withoutTheIdempotencyCheckAReplayedCommitDuplicatesRows() throws Exception {
+    String unsafe = HiveFixture.newTable("unsafe");
+    CrashHarness.Outcome duplicated = runJob(unsafe, CrashSchedule.at(CommitHook.BEFORE_WATERMARK, 2), false,
+        crashes -> UnaryOperator.identity(), b -> b.createTable(HiveTestData.SCHEMA, HiveTestData.PARTITIONED),
+        CRASH_ROWS);
+
+    assertThat(duplicated.crashes()).as("failure %s", duplicated.failure()).isEqualTo(1);
+    assertThat(duplicated.audit().duplicateKeys()).as(duplicated.audit().toString()).isPositive();
   }
 
   @Override

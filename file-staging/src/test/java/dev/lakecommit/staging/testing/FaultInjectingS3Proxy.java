@@ -62,6 +62,7 @@ public final class FaultInjectingS3Proxy implements AutoCloseable {
   private final Map<Fault, AtomicLong> injected = new EnumMap<>(Fault.class);
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong retriedRequests = new AtomicLong();
+  private final AtomicLong copyRequests = new AtomicLong();
   private volatile List<FaultRule> rules;
   private volatile boolean closed;
 
@@ -112,6 +113,11 @@ public final class FaultInjectingS3Proxy implements AutoCloseable {
   /** Requests received (faulted or not). */
   public long requests() {
     return requests.get();
+  }
+
+  /** Server-side copies asked for ({@code PUT} with {@code x-amz-copy-source}: CopyObject, UploadPartCopy). */
+  public long copyRequests() {
+    return copyRequests.get();
   }
 
   /** Faults injected, of every kind but {@link Fault#DELAY}. */
@@ -175,6 +181,9 @@ public final class FaultInjectingS3Proxy implements AutoCloseable {
         }
         requests.incrementAndGet();
         countRetry(request);
+        if (request.header("x-amz-copy-source") != null) {
+          copyRequests.incrementAndGet();
+        }
         FaultRule rule = null;
         Fault fault = null;
         for (FaultRule candidate : rules) {

@@ -45,9 +45,17 @@ public final class S3TestServer implements AutoCloseable {
     this.endpoint = endpoint;
   }
 
-  /** Starts a server with the given buckets created. */
+  /** Starts a server with the given buckets created, keeping objects in memory. */
   public static S3TestServer start(String... buckets) throws Exception {
-    BlobStore store = new TransientNio2BlobStore();
+    return start(new TransientNio2BlobStore(), buckets);
+  }
+
+  /** Starts a server that keeps its objects in files under {@code dir} (for sizes that do not fit in memory). */
+  public static S3TestServer startOnDisk(java.nio.file.Path dir, String... buckets) throws Exception {
+    return start(new org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore(dir.toString()), buckets);
+  }
+
+  private static S3TestServer start(BlobStore store, String... buckets) throws Exception {
     S3Proxy proxy =
         S3Proxy.builder()
             .blobStore(store)
