@@ -45,6 +45,8 @@ final class CheckpointCommitter<A> implements AutoCloseable {
   private final Lookup lookup;
   private final JobListener listener;
   private final int maxUncommitted;
+  /** How long a stalled run waits for its interrupted committer thread before it goes on without it. */
+  private final long stopTimeoutMillis;
 
   /** Guards the pending maps, the queue of persisted checkpoints and the committer thread's state. */
   private final Object lock = new Object();
@@ -58,6 +60,11 @@ final class CheckpointCommitter<A> implements AutoCloseable {
   private final Deque<Persisted> uncommitted = new ArrayDeque<>();
   private Thread thread;
   private boolean stopping;
+  /**
+   * The run gave up waiting for the committer thread (a call that ignores interrupts) and closes the sink's
+   * committer and target: the thread starts no further call on them, and tells nobody of what it finishes.
+   */
+  private boolean abandoned;
   private volatile Throwable failure;
 
   /** Whether the committer was given commit properties (a source position) that a later commit must clear. */
@@ -74,6 +81,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     this.watchdog = watchdog;
     this.lookup = lookup;
     this.maxUncommitted = job.maxUncommittedCheckpoints;
+    this.stopTimeoutMillis = job.committerStopTimeout.toMillis();
     // Listener steps come from two threads when pipelined; a listener sees them one at a time.
     this.listener = maxUncommitted == 0 ? job.listener : new SerializedListener(job.listener);
   }
@@ -207,7 +215,13 @@ final class CheckpointCommitter<A> implements AutoCloseable {
 
   /**
    * Stops the committer thread after the commit it is making, if any; commits nothing more. A stalled run's
-   * thread was interrupted by the watchdog and is waited for at most 30 s.
+   * thread was interrupted by the watchdog and is waited for at most the stop timeout (30 s), also when the
+   * watchdog interrupts this wait (a commit that hangs while a failed run cleans up). A thread still running then
+   * is abandoned: the run closes the sink's committer and target, so the thread starts no further call on them
+   * (no retry, no lookup) and reports nothing; the commit it was making stays pending in the checkpoint records,
+   * and the next run settles it.
+   *
+   * @throws InterruptedException if the wait was interrupted; the thread was waited for or abandoned even so
    */
   @Override
   public void close() throws InterruptedException {
@@ -217,11 +231,40 @@ final class CheckpointCommitter<A> implements AutoCloseable {
       lock.notifyAll();
       running = thread;
     }
-    if (running != null) {
+    if (running == null) {
+      return;
+    }
+    InterruptedException interrupted = null;
+    try {
       if (watchdog.stalled()) {
-        running.join(TimeUnit.SECONDS.toMillis(30));
+        running.join(stopTimeoutMillis);
       } else {
         running.join();
+      }
+    } catch (InterruptedException e) {
+      // The watchdog interrupted the committer too; it gets the time a stalled run gives it to end.
+      interrupted = e;
+      running.join(stopTimeoutMillis);
+    }
+    if (running.isAlive()) {
+      synchronized (lock) {
+        abandoned = true;
+      }
+      LOG.warn("The committer of job {} did not stop within {} ms of being interrupted (a call that ignores"
+          + " interrupts); it makes no further call, and the commit it was making is settled by the next run",
+          jobId, stopTimeoutMillis);
+    }
+    if (interrupted != null) {
+      throw interrupted;
+    }
+  }
+
+  /** Throws if the run abandoned this committer: nothing may call the closed committer or target any more. */
+  private void checkNotAbandoned(long checkpointId) {
+    synchronized (lock) {
+      if (abandoned) {
+        throw new IllegalStateException("The committer of job " + jobId + " was abandoned by its run (stalled);"
+            + " the commit of checkpoint " + checkpointId + " is left to the next run");
       }
     }
   }
@@ -316,7 +359,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
       Persisted first;
       synchronized (lock) {
         first = uncommitted.peekFirst();
-        if (first == null || (!pending.isEmpty() && pending.firstKey() <= first.checkpointId())) {
+        if (abandoned || first == null || (!pending.isEmpty() && pending.firstKey() <= first.checkpointId())) {
           return;
         }
       }
@@ -355,7 +398,9 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     boolean[] unknown = {false};
     CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
       int attemptNo = ++attempts[0];
+      checkNotAbandoned(id);
       CommitOutcome result = path.commit(next.committable());
+      checkNotAbandoned(id);
       if (result.isRetryable()) {
         Throwable cause = result instanceof CommitOutcome.Retryable r
             ? r.cause() : ((CommitOutcome.Unknown) result).cause();
@@ -374,6 +419,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     if (firstFailure[0] != Long.MIN_VALUE) {
       commitRetryNanos += System.nanoTime() - firstFailure[0];
     }
+    checkNotAbandoned(id);
     if (unknown[0] && outcome.isRetryable()) {
       outcome = settle(id, outcome);
     }

@@ -200,15 +200,20 @@ final class JobRun<IN, C, S, A> {
         failure = e;
         watchdog.progressed("cleaning up after " + e);
       }
+      // No commit starts after a failure; one being made ends first (a stalled one was interrupted). The watchdog
+      // may interrupt a wait here (a commit that hangs): the clean-up goes on all the same.
       try {
-        // No commit starts after a failure; one being made ends first (a stalled one was interrupted).
         committer.close();
-        pool.stop();
-        abortWriters(pool);
-        deleteStagedOfFailedCheckpoint();
       } catch (InterruptedException cut) {
         e.addSuppressed(cut);
       }
+      try {
+        pool.stop();
+      } catch (InterruptedException cut) {
+        e.addSuppressed(cut);
+      }
+      abortWriters(pool);
+      deleteStagedOfFailedCheckpoint();
       throw e;
     } finally {
       if (finished) {

@@ -52,6 +52,7 @@ public final class StandaloneJob<IN> {
   final String endpoints;
   final Supplier<String> errorProbe;
   final int maxUncommittedCheckpoints;
+  final Duration committerStopTimeout;
 
   private StandaloneJob(Builder<IN> builder) {
     this.sink = builder.sink;
@@ -72,6 +73,7 @@ public final class StandaloneJob<IN> {
     this.endpoints = builder.endpoints;
     this.errorProbe = builder.errorProbe;
     this.maxUncommittedCheckpoints = builder.maxUncommittedCheckpoints;
+    this.committerStopTimeout = builder.committerStopTimeout;
   }
 
   public static <IN> Builder<IN> builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
@@ -117,6 +119,7 @@ public final class StandaloneJob<IN> {
     private String endpoints;
     private Supplier<String> errorProbe;
     private int maxUncommittedCheckpoints = DEFAULT_MAX_UNCOMMITTED_CHECKPOINTS;
+    private Duration committerStopTimeout = Duration.ofSeconds(30);
 
     private Builder(Sink<IN, ?, ?> sink, CheckpointedSource<IN> source) {
       this.sink = Objects.requireNonNull(sink, "sink");
@@ -244,6 +247,13 @@ public final class StandaloneJob<IN> {
     /** Test-only: commit before the checkpoint is persisted, which breaks exactly-once (the matrix must notice). */
     Builder<IN> unsafeCommitBeforePersist(boolean enabled) {
       this.unsafeCommitBeforePersist = enabled;
+      return this;
+    }
+
+    /** Test-only: how long a stalled run waits for its interrupted committer thread (default 30 s). */
+    Builder<IN> committerStopTimeout(Duration timeout) {
+      check(timeout != null && !timeout.isNegative(), "Invalid committer stop timeout: %s", timeout);
+      this.committerStopTimeout = timeout;
       return this;
     }
 

@@ -6,19 +6,24 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.Audit;
 import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.DirectoryTable;
 import dev.lakecommit.core.testing.DirectoryTableSink;
+import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.RangeSource;
 import dev.lakecommit.core.testing.RefManifest;
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,8 +31,10 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -185,6 +192,142 @@ class PipelinedCommitTest {
     assertThat(Audit.of(1_000, table.read().keys()).exact()).isTrue();
   }
 
+  /**
+   * A writer fails at checkpoint 3 while the commit of 2 hangs: the failed run waits for that commit, the stall
+   * watchdog interrupts the wait, and the clean-up still deletes what was staged for checkpoint 3 (review finding:
+   * an interrupted close skipped it).
+   */
+  @Test
+  void aFailedRunCleansUpEvenWhenTheWatchdogInterruptsItsWaitForAHangingCommit() throws Exception {
+    CountDownLatch commitTwoStarted = new CountDownLatch(1);
+    CountDownLatch never = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 2), id -> {
+      if (id == 2) {
+        commitTwoStarted.countDown();
+        try {
+          never.await(); // a catalog call that only an interrupt ends
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return CommitOutcome.unknown(new InterruptedIOException("commit of checkpoint 2 interrupted"));
+        }
+      }
+      return null;
+    }) {
+      @Override
+      public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) {
+        return new ForwardingSinkWriter<>(delegate.createWriter(context)) {
+          @Override
+          public java.util.Optional<RefManifest> prepareCommit(long checkpointId) throws IOException {
+            if (checkpointId == 3 && context.writerIndex() == 0) {
+              await(commitTwoStarted);
+              throw new IOException("disk full while closing a staged file of checkpoint 3");
+            }
+            return super.prepareCommit(checkpointId);
+          }
+        };
+      }
+    };
+
+    Throwable failure = catchFailure(() -> StandaloneJob.builder(sink, new RangeSource(1_000))
+        .jobId(JOB).checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+        .parallelism(2).queueCapacity(4).checkpointEveryRecords(10).maxUncommittedCheckpoints(2)
+        .stallTimeout(Duration.ofMillis(500)).listener(new Recorder()).build().run());
+
+    assertThat(failure).hasMessageContaining("disk full while closing a staged file of checkpoint 3");
+    assertThat(failure.getSuppressed()).as("the watchdog interrupted the wait for the hanging commit")
+        .anyMatch(InterruptedException.class::isInstance);
+    try (Stream<Path> staged = Files.walk(table.root())) {
+      assertThat(staged.filter(Files::isRegularFile).map(Path::toString))
+          .as("files staged for checkpoint 3 are deleted when the job fails")
+          .noneMatch(p -> p.contains("/staging/" + JOB + "/3/"));
+    }
+    JobResult rerun = job(new DirectoryTableSink(table, CrashSchedule.none(), 2), new RangeSource(1_000), 100, 2,
+        JobListener.NONE).run();
+    assertThat(rerun.restoredCheckpointId()).isEqualTo(2);
+    assertThat(Audit.of(1_000, table.read().keys()).exact()).isTrue();
+  }
+
+  /**
+   * The commit of checkpoint 1 ignores interrupts and outlives the stalled run, which gives up on its committer
+   * thread and closes the sink's committer. When the call returns (a timeout: retryable), the thread makes no
+   * further attempt on the closed committer (review finding: it retried), and the next run commits everything once.
+   */
+  @Test
+  void aCommitterThreadThatOutlivesAStalledRunMakesNoCallOnTheClosedCommitter() throws Exception {
+    CountDownLatch interrupted = new CountDownLatch(1);
+    CountDownLatch returnNow = new CountDownLatch(1);
+    DirectoryTable table = new DirectoryTable(dir.resolve("table"));
+    GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 7), id -> {
+      if (id == 1) {
+        while (true) {
+          try {
+            returnNow.await(); // a client call that swallows interrupts
+            return CommitOutcome.retryable(new IOException("catalog timed out"));
+          } catch (InterruptedException e) {
+            interrupted.countDown();
+          }
+        }
+      }
+      return null;
+    });
+    Thread[] committerThread = new Thread[1];
+    Recorder listener = new Recorder() {
+      @Override
+      public void onWaitingForCommits(long nextCheckpointId, int uncommitted) {
+        super.onWaitingForCommits(nextCheckpointId, uncommitted);
+        committerThread[0] = committerThread();
+      }
+    };
+
+    assertThatThrownBy(() -> StandaloneJob.builder(sink, new RangeSource(100))
+        .jobId(JOB).checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+        .parallelism(2).queueCapacity(4).checkpointEveryRecords(10).maxUncommittedCheckpoints(2)
+        .commitRetry(RetryPolicy.builder().initialBackoff(Duration.ofMillis(1)).maxBackoff(Duration.ofMillis(1))
+            .build())
+        .stallTimeout(Duration.ofMillis(500)).committerStopTimeout(Duration.ofMillis(100)).listener(listener)
+        .build().run())
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("made no progress");
+    assertThat(sink.committerClosed.get()).as("the run closed the sink's committer").isTrue();
+    assertThat(interrupted.getCount()).as("the hanging commit was interrupted").isZero();
+    assertThat(committerThread[0]).isNotNull();
+    assertThat(committerThread[0].isAlive()).as("the committer thread outlived the run").isTrue();
+
+    returnNow.countDown();
+    committerThread[0].join(TimeUnit.SECONDS.toMillis(GUARD_SECONDS));
+    assertThat(committerThread[0].isAlive()).isFalse();
+    assertThat(events).noneMatch(e -> e.startsWith("commit called after close"));
+    assertThat(events.stream().filter(e -> e.startsWith("commit-start "))).containsExactly("commit-start 1");
+
+    JobResult rerun = job(new DirectoryTableSink(table, CrashSchedule.none(), 7), new RangeSource(100), 10, 2,
+        JobListener.NONE).run();
+    assertThat(rerun.restoredCheckpointId()).isEqualTo(2);
+    assertThat(Audit.of(100, table.read().keys()).exact()).isTrue();
+  }
+
+  private static Thread committerThread() {
+    for (Thread thread : Thread.getAllStackTraces().keySet()) {
+      if (thread.getName().equals("lakecommit-committer-" + JOB.value())) {
+        return thread;
+      }
+    }
+    return null;
+  }
+
+  private interface Run {
+    void run() throws Exception;
+  }
+
+  private static Throwable catchFailure(Run run) {
+    try {
+      run.run();
+    } catch (Throwable t) {
+      return t;
+    }
+    throw new AssertionError("the job did not fail");
+  }
+
   private StandaloneJob<Long> job(Sink<Long, ?, ?> sink, CheckpointedSource<Long> source, long every,
       int maxUncommitted, JobListener listener) throws IOException {
     return StandaloneJob.builder(sink, source)
@@ -304,9 +447,11 @@ class PipelinedCommitTest {
    * The reference sink with a catalog step before each commit: it may block, or return an outcome instead of
    * committing (null commits). Logs the start and end of every commit.
    */
-  private final class GatedSink extends StandaloneJobTest.ForwardingSink
-      implements SupportsAggregatedCommitter<RefManifest, RefManifest> {
+  private class GatedSink extends StandaloneJobTest.ForwardingSink
+      implements SupportsAggregatedCommitter<RefManifest, RefManifest>, SupportsStagingCleanup {
     private final LongFunction<CommitOutcome> beforeCommit;
+    /** Set when the runtime closes the committer (the end of a run). */
+    final AtomicBoolean committerClosed = new AtomicBoolean();
 
     GatedSink(DirectoryTableSink delegate, LongFunction<CommitOutcome> beforeCommit) {
       super(delegate);
@@ -330,6 +475,9 @@ class PipelinedCommitTest {
         @Override
         public CommitOutcome commit(RefManifest committable) {
           long id = committer.commitId(committable).checkpointId();
+          if (committerClosed.get()) {
+            events.add("commit called after close " + id);
+          }
           events.add("commit-start " + id);
           CommitOutcome instead = beforeCommit.apply(id);
           if (instead != null) {
@@ -345,7 +493,18 @@ class PipelinedCommitTest {
         public CommitId commitId(RefManifest committable) {
           return committer.commitId(committable);
         }
+
+        @Override
+        public void close() throws IOException {
+          committerClosed.set(true);
+          committer.close();
+        }
       };
+    }
+
+    @Override
+    public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
+      return delegate.deleteStagedAfter(jobId, checkpointId);
     }
   }
 }
