@@ -14,57 +14,58 @@ public abstract class ForwardingTableOperations implements TableOperations {
     this.delegate = delegate;
   }
 
-  protected final TableOperations delegate() {
+  /** The operations passed through to: the constructor's, unless a subclass replaces them. */
+  protected TableOperations delegate() {
     return delegate;
   }
 
   @Override
   public TableMetadata current() {
-    return delegate.current();
+    return delegate().current();
   }
 
   @Override
   public TableMetadata refresh() {
-    return delegate.refresh();
+    return delegate().refresh();
   }
 
   @Override
   public void commit(TableMetadata base, TableMetadata metadata) {
-    delegate.commit(base, metadata);
+    delegate().commit(base, metadata);
   }
 
   @Override
   public FileIO io() {
-    return delegate.io();
+    return delegate().io();
   }
 
   @Override
   public EncryptionManager encryption() {
-    return delegate.encryption();
+    return delegate().encryption();
   }
 
   @Override
   public String metadataFileLocation(String fileName) {
-    return delegate.metadataFileLocation(fileName);
+    return delegate().metadataFileLocation(fileName);
   }
 
   @Override
   public LocationProvider locationProvider() {
-    return delegate.locationProvider();
+    return delegate().locationProvider();
   }
 
   @Override
   public TableOperations temp(TableMetadata uncommittedMetadata) {
-    return delegate.temp(uncommittedMetadata);
+    return delegate().temp(uncommittedMetadata);
   }
 
   @Override
   public long newSnapshotId() {
-    return delegate.newSnapshotId();
+    return delegate().newSnapshotId();
   }
 
   @Override
   public boolean requireStrictCleanup() {
-    return delegate.requireStrictCleanup();
+    return delegate().requireStrictCleanup();
   }
 }

@@ -9,12 +9,9 @@ import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.hadoop.HadoopCatalog;
-import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.io.LocationProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,16 +59,27 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
   }
 
   /** A Hadoop table's operations that never commit on, or refresh from, a version whose file is gone. */
-  static final class Operations implements TableOperations {
+  static final class Operations extends ForwardingTableOperations {
     private final TableIdentifier identifier;
     private final Supplier<TableOperations> load;
-    private volatile TableOperations delegate;
+    private volatile TableOperations current;
     private volatile int reloads;
 
     Operations(TableIdentifier identifier, Supplier<TableOperations> load) {
+      this(identifier, load, load.get());
+    }
+
+    private Operations(TableIdentifier identifier, Supplier<TableOperations> load, TableOperations first) {
+      super(first);
       this.identifier = identifier;
       this.load = load;
-      this.delegate = load.get();
+      this.current = first;
+    }
+
+    /** The operations of the table as last read again (see {@link #refresh}). */
+    @Override
+    protected TableOperations delegate() {
+      return current;
     }
 
     /** How many times a refresh found its version gone and read the table again from the version hint. */
@@ -82,12 +90,12 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
     @Override
     public TableMetadata current() {
       // A Hadoop table's current() refreshes after its own commits.
-      return readingAgainIfGone(() -> delegate.current());
+      return readingAgainIfGone(() -> current.current());
     }
 
     @Override
     public TableMetadata refresh() {
-      return readingAgainIfGone(() -> delegate.refresh());
+      return readingAgainIfGone(() -> current.refresh());
     }
 
     private TableMetadata readingAgainIfGone(Supplier<TableMetadata> read) {
@@ -100,8 +108,8 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
         LOG.info("Table {}: {} (more than write.metadata.previous-versions-max commits since it was read); "
             + "reading it again", identifier, e.getMessage());
         reloads++;
-        delegate = load.get();
-        return delegate.refresh();
+        current = load.get();
+        return current.refresh();
       }
     }
 
@@ -113,42 +121,7 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
             + "was read (more than write.metadata.previous-versions-max newer commits), and committing the version "
             + "after it could fork the table's history", identifier, base.metadataFileLocation());
       }
-      delegate.commit(base, metadata);
-    }
-
-    @Override
-    public FileIO io() {
-      return delegate.io();
-    }
-
-    @Override
-    public EncryptionManager encryption() {
-      return delegate.encryption();
-    }
-
-    @Override
-    public String metadataFileLocation(String fileName) {
-      return delegate.metadataFileLocation(fileName);
-    }
-
-    @Override
-    public LocationProvider locationProvider() {
-      return delegate.locationProvider();
-    }
-
-    @Override
-    public TableOperations temp(TableMetadata uncommittedMetadata) {
-      return delegate.temp(uncommittedMetadata);
-    }
-
-    @Override
-    public long newSnapshotId() {
-      return delegate.newSnapshotId();
-    }
-
-    @Override
-    public boolean requireStrictCleanup() {
-      return delegate.requireStrictCleanup();
+      current.commit(base, metadata);
     }
   }
 }
