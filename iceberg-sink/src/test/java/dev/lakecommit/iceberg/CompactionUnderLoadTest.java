@@ -113,7 +113,8 @@ class CompactionUnderLoadTest {
       int perWriter = 40; // both buckets get rows of every writer at every checkpoint
       long key = 0;
       long checkpoint = 0;
-      while (checkpoint < minCheckpoints || round != null) {
+      // At least two rounds, however fast the writer is beside them (the first one waits for the writer).
+      while (checkpoint < minCheckpoints || round != null || rounds.size() < 2) {
         checkpoint++;
         List<Future<Optional<StagingManifest>>> prepared = new ArrayList<>();
         for (int w = 0; w < WRITERS; w++) {
@@ -142,7 +143,7 @@ class CompactionUnderLoadTest {
           rounds.add(round.get());
           round = null;
         }
-        if (round == null && checkpoint % every == 0 && checkpoint < minCheckpoints) {
+        if (round == null && checkpoint % every == 0 && (checkpoint < minCheckpoints || rounds.size() < 2)) {
           roundStartedAt = checkpoint;
           round = roundThread.submit(() -> maintenance.round(options, "under-load-test"));
         }
