@@ -87,9 +87,21 @@ class FlinkRunFencingIT {
 
     // Restarts: every attempt restores the old savepoint again and is refused again, each time after its writers
     // had rows to stage under the names job 1 committed (with its own epoch and attempt they differ).
+    // The aggregator refuses the restore when it opens, which can be before any source has emitted a row: its
+    // config supplier (called on the aggregator's task thread) waits until a writer has seen rows, so that every
+    // run of this test covers writers staging under the committed names.
     StreamExecutionEnvironment second = TestJobs.environment(PARALLELISM, 2, savepoint);
     TestJobs.unboundedRows(second, "old-savepoint-2", rows, 400, PARALLELISM)
-        .sinkTo(IcebergFlinkSinkIT.sink(warehouse, table, "old-savepoint")).uid("lakecommit-sink");
+        .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+            .iceberg(() -> {
+              if (Thread.currentThread().getName().contains("Lakecommit aggregator")) {
+                awaitRows("old-savepoint-2", Duration.ofMinutes(2));
+              }
+              return IcebergFlinkSinkIT.config(warehouse, table);
+            })
+            .jobName("old-savepoint")
+            .build())
+        .uid("lakecommit-sink");
     assertThatThrownBy(() -> second.execute("old-savepoint-2"))
         .satisfies(e -> assertThat(ExceptionUtils.stringifyException(e))
             .contains("Table " + table + " already holds checkpoint " + committed + " of job " + jobId)
@@ -201,6 +213,22 @@ class FlinkRunFencingIT {
     }
     throw new AssertionError("Job " + jobId + " did not commit checkpoint " + min + " to " + table + " within "
         + timeout + " (watermark " + seen + ")");
+  }
+
+  /** Polls (bounded) until a map subtask of {@code run} has seen a row (see {@link TestJobs#FINISHED}). */
+  private static void awaitRows(String run, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (TestJobs.FINISHED.getOrDefault(run, java.util.Map.of()).isEmpty()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("No writer of " + run + " saw a row within " + timeout);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError("Interrupted while waiting for rows of " + run, e);
+      }
+    }
   }
 
   /** Polls (bounded) until the job is in a globally terminal state; returns it. */
