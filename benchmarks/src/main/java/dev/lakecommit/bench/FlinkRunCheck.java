@@ -95,7 +95,7 @@ final class FlinkRunCheck {
     return bytes == null ? missing : Conversions.<Long>fromByteBuffer(Types.LongType.get(), bytes);
   }
 
-  /** Totals per variant over a trial, with the commit latencies of all its snapshots (median and maximum). */
+  /** Totals per variant over a trial, with the commit latencies of all its snapshots (p50, p99 and maximum). */
   static String summary(List<Outcome> outcomes) {
     List<String> lines = new ArrayList<>();
     outcomes.stream().map(Outcome::variant).distinct().forEach(variant -> {
@@ -108,16 +108,21 @@ final class FlinkRunCheck {
       long[] oldest = runs.stream().flatMap(o -> o.oldestRowLags().stream()).mapToLong(Long::longValue).sorted()
           .toArray();
       lines.add(String.format("[flink-check] %s: %d jobs, total losses %d, total duplicates %d, "
-              + "%.1f committed snapshots per job, commit latency over %d snapshots: from the newest row median %d "
-              + "ms (max %d), from the oldest row median %d ms (max %d)",
-          variant, runs.size(), losses, duplicates, snapshots, newest.length, median(newest), max(newest),
-          median(oldest), max(oldest)));
+              + "%.1f committed snapshots per job, commit latency over %d snapshots: from the newest row p50 %d ms, "
+              + "p99 %d ms (max %d), from the oldest row p50 %d ms, p99 %d ms (max %d)",
+          variant, runs.size(), losses, duplicates, snapshots, newest.length, percentile(newest, 50),
+          percentile(newest, 99), max(newest), percentile(oldest, 50), percentile(oldest, 99), max(oldest)));
     });
     return String.join(System.lineSeparator(), lines);
   }
 
-  private static long median(long[] sorted) {
-    return sorted.length == 0 ? -1 : sorted[sorted.length / 2];
+  /** The nearest-rank percentile of sorted values (-1 if there are none). */
+  static long percentile(long[] sorted, int percent) {
+    if (sorted.length == 0) {
+      return -1;
+    }
+    int rank = (int) Math.ceil(percent / 100.0 * sorted.length);
+    return sorted[Math.max(0, rank - 1)];
   }
 
   private static long max(long[] values) {

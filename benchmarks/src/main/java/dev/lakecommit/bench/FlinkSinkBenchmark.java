@@ -27,6 +27,7 @@ import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.iceberg.DistributionMode;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -57,9 +58,10 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Both variants run the same job on the same MiniCluster (started once per trial, one task manager with
  * {@code parallelism} slots): {@code fromSequence(1, rows)} → {@link GenericRowData} ({@code id} bigint,
  * {@code name} string, {@code made_at_ms} bigint: the wall-clock time the row was made) → the sink, at
- * {@code parallelism}, checkpointing every {@code checkpointMillis} (plus the final checkpoint at the end of
+ * {@code parallelism} (2 and 4), checkpointing every {@code checkpointMillis} (plus the final checkpoint at the end of
  * input), no restarts. Each operation ({@code SingleShotTime}) writes
- * into a fresh, empty, unpartitioned format-v2 table in a Hadoop catalog on local disk ({@link
+ * into a fresh, empty format-v2 table ({@link #partitioning}: unpartitioned or {@code bucket(8, id)}) in a Hadoop
+ * catalog on local disk ({@link
  * FastLocalFileSystem} for both sinks), created before the measurement. Measured: building the job graph,
  * submitting it, running it to the end (every row written, every checkpoint committed). Score: ms per job;
  * rows/s is {@code rows} ÷ score.
@@ -96,8 +98,16 @@ public class FlinkSinkBenchmark {
   @Param({"1000000"})
   public long rows;
 
-  @Param({"2"})
+  @Param({"2", "4"})
   public int parallelism;
+
+  /**
+   * The table's partitioning: {@code none}, or {@code bucket}: {@code bucket(8, id)}, so that every writer (each
+   * gets a range of ids) writes 8 files per checkpoint. Neither sink shuffles rows by partition (Iceberg's
+   * distribution mode {@code none}, Lakecommit's writers fan out).
+   */
+  @Param({"none", "bucket"})
+  public String partitioning;
 
   @Param({"1000"})
   public long checkpointMillis;
@@ -139,8 +149,12 @@ public class FlinkSinkBenchmark {
   @Setup(Level.Iteration)
   public void setUpIteration() {
     identifier = TableIdentifier.of("db", "t" + tableNumber++);
-    catalog.createTable(identifier, SCHEMA, PartitionSpec.unpartitioned(),
-        Map.of(TableProperties.FORMAT_VERSION, "2"));
+    PartitionSpec spec = switch (partitioning) {
+      case "none" -> PartitionSpec.unpartitioned();
+      case "bucket" -> PartitionSpec.builderFor(SCHEMA).bucket("id", 8).build();
+      default -> throw new IllegalArgumentException("Unknown partitioning " + partitioning + ": none or bucket");
+    };
+    catalog.createTable(identifier, SCHEMA, spec, Map.of(TableProperties.FORMAT_VERSION, "2"));
     variant = null;
   }
 
@@ -193,6 +207,7 @@ public class FlinkSinkBenchmark {
     org.apache.iceberg.flink.sink.IcebergSink.forRowData(source(env))
         .tableLoader(TableLoader.fromCatalog(loader, identifier))
         .writeParallelism(parallelism)
+        .distributionMode(DistributionMode.NONE)
         .uidSuffix("iceberg-sink")
         .append();
     run(env, "iceberg");

@@ -29,6 +29,8 @@ class BenchmarksSmokeTest {
     // Also the Flink end-to-end benchmark: 1,000 rows per job, two jobs per sink (about 15-25 s in all,
     // most of it starting the MiniCluster).
     {"rows", "1000"},
+    // ... at parallelism 2 only (4 runs the same code), partitioned and not.
+    {"parallelism", "2"},
     {"snapshots", "10"},
     {"files", "100"},
     {"partitions", "10"},
