@@ -60,8 +60,8 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>Asserted: no duplicate, no loss, no row of an unknown id; a job restart per TaskManager kill; each catalog
  * outage met by the committer (failed commit attempts, retried or left pending, counted in the TaskManagers' logs,
- * which survive the restarts that reset the metrics); and an out-of-order rate (rows whose event time is below the largest one an
- * earlier snapshot committed) of at most DESIGN.md's 0.1 %.
+ * which survive the restarts that reset the metrics); and an out-of-order rate (rows whose event time is below the
+ * largest one an earlier snapshot committed) of at most DESIGN.md's 0.1 %.
  *
  * <p>What bounds the out-of-order rate: the Kafka source hands out each partition's fetched records as a batch, so
  * a checkpoint barrier cuts the partitions at event times up to about a second apart after a catch-up (4-12 % of

@@ -34,8 +34,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Flink reading Kafka into Iceberg across operator-driven restarts, on the cluster of real processes and the broker
  * the process-level tests share ({@link SharedProcesses}), and one topic written by a producer throughout; the table
- * is audited against the topic at the end. The job's Kafka positions come from Flink's state only ({@link StateOnlyOffsets}: {@code
- * auto.offset.reset=none}, no group offsets). The job's runs, all under the same Lakecommit job id:
+ * is audited against the topic at the end. The job's Kafka positions come from Flink's state only ({@link
+ * StateOnlyOffsets}: {@code auto.offset.reset=none}, no group offsets). The job's runs, all under the same Lakecommit
+ * job id:
  *
  * <ol>
  *   <li>sink parallelism 2, aligned checkpoints; stopped with a savepoint through the REST endpoint;
