@@ -178,7 +178,11 @@ class FlinkKafkaProcessIT {
               Thread.sleep(outage);   // the length of the outage, not synchronisation
               kafka.start();
             }
-            case CATALOG_OUTAGE -> catalogOutage(i, pg, cluster, jobId, table, 3_000 + random.nextInt(4_000));
+            case CATALOG_OUTAGE -> {
+              // rows keep coming during the outage (into the next segment), so that there are commits to fail
+              producer.allowed.set(Math.min(messages, (i + 2) * segment));
+              catalogOutage(i, pg, cluster, jobId, table, 3_000 + random.nextInt(4_000));
+            }
           }
         }
         producer.allowed.set(messages);
@@ -272,7 +276,7 @@ class FlinkKafkaProcessIT {
 
   /**
    * PostgreSQL, the catalog's database, stopped right after the job's next checkpoint completed (its commit is
-   * starting) and started again {@code outageMs} later. Asserts that the committer met the outage: commit attempts
+   * starting) and started again {@code outageMs} later, or once a commit attempt failed if none had by then. Asserts that the committer met the outage: commit attempts
    * that failed (the catalog did not answer), retried or left pending, counted in the TaskManagers' logs.
    */
   private static void catalogOutage(int fault, EmbeddedPostgres pg, FlinkProcessCluster cluster, String jobId,
@@ -283,6 +287,12 @@ class FlinkKafkaProcessIT {
     long next = awaitNextCheckpoint(cluster, jobId);
     pg.stop();
     Thread.sleep(outageMs);   // the length of the outage, not synchronisation
+    // The outage lasts until a commit attempt met it (bounded): on a loaded machine the checkpoint whose commit
+    // it aimed at can have been committed before the stop, and the next one come late.
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (failedCommitLogLines(cluster) == failedBefore && System.nanoTime() < deadline) {
+      Thread.sleep(100);   // polling the TaskManagers' logs
+    }
     pg.start();
     long failed = failedCommitLogLines(cluster) - failedBefore;
     System.out.printf("FlinkKafkaProcessIT fault %d: catalog outage of %d ms from the completion of checkpoint %d"
@@ -326,9 +336,15 @@ class FlinkKafkaProcessIT {
   /** Polls (bounded) until the job restarted after {@code before} restarts and all its subtasks run again. */
   static void awaitRestart(FlinkProcessCluster cluster, String jobId, long before) throws Exception {
     long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-    while (cluster.jobMetric(jobId, "numRestarts") <= before) {
+    long restarts;
+    while ((restarts = cluster.jobMetric(jobId, "numRestarts")) <= before) {
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("Job " + jobId + " did not restart within 3 minutes of a TaskManager kill");
+        throw new AssertionError("Job " + jobId + " did not restart within 3 minutes of a TaskManager kill: it is "
+            + cluster.jobStatus(jobId) + ", numRestarts " + restarts + " (before the kill: " + before + "), live"
+            + " TaskManagers " + cluster.liveTaskManagers() + ", the JobManager sees "
+            + cluster.rest("/overview").path("taskmanagers").asInt() + "; job exceptions: "
+            + cluster.rest("/jobs/" + jobId + "/exceptions").path("exceptionHistory").path("entries").path(0)
+                .path("exceptionName").asText("none"));
       }
       Thread.sleep(100);   // polling the REST endpoint
     }
