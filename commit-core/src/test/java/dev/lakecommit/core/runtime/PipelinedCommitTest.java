@@ -201,6 +201,7 @@ class PipelinedCommitTest {
   void aFailedRunCleansUpEvenWhenTheWatchdogInterruptsItsWaitForAHangingCommit() throws Exception {
     CountDownLatch commitTwoStarted = new CountDownLatch(1);
     CountDownLatch never = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean commitTwoInterrupted = new java.util.concurrent.atomic.AtomicBoolean();
     DirectoryTable table = new DirectoryTable(dir.resolve("table"));
     GatedSink sink = new GatedSink(new DirectoryTableSink(table, CrashSchedule.none(), 2), id -> {
       if (id == 2) {
@@ -208,6 +209,7 @@ class PipelinedCommitTest {
         try {
           never.await(); // a catalog call that only an interrupt ends
         } catch (InterruptedException e) {
+          commitTwoInterrupted.set(true);
           Thread.currentThread().interrupt();
           return CommitOutcome.unknown(new InterruptedIOException("commit of checkpoint 2 interrupted"));
         }
@@ -235,8 +237,10 @@ class PipelinedCommitTest {
         .stallTimeout(Duration.ofMillis(500)).listener(new Recorder()).build().run());
 
     assertThat(failure).hasMessageContaining("disk full while closing a staged file of checkpoint 3");
-    assertThat(failure.getSuppressed()).as("the watchdog interrupted the wait for the hanging commit")
-        .anyMatch(InterruptedException.class::isInstance);
+    // The watchdog interrupts the committer thread and the run's wait for it; when the committer ends before the
+    // run's own interrupt arrives, the wait returns without one (the CI run of stop 24 saw that order), so what is
+    // asserted is the interrupt of the hanging commit, in both orders.
+    assertThat(commitTwoInterrupted).as("the watchdog interrupted the hanging commit").isTrue();
     try (Stream<Path> staged = Files.walk(table.root())) {
       assertThat(staged.filter(Files::isRegularFile).map(Path::toString))
           .as("files staged for checkpoint 3 are deleted when the job fails")
