@@ -209,7 +209,7 @@ class FlinkRunFencingIT {
       if (seen >= min) {
         return;
       }
-      Thread.sleep(100);
+      Thread.sleep(100);   // polling interval of a bounded wait for a condition, not synchronisation
     }
     throw new AssertionError("Job " + jobId + " did not commit checkpoint " + min + " to " + table + " within "
         + timeout + " (watermark " + seen + ")");
@@ -223,7 +223,7 @@ class FlinkRunFencingIT {
         throw new AssertionError("No writer of " + run + " saw a row within " + timeout);
       }
       try {
-        Thread.sleep(20);
+        Thread.sleep(20);   // polling interval of a bounded wait for a condition
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new AssertionError("Interrupted while waiting for rows of " + run, e);
@@ -240,7 +240,7 @@ class FlinkRunFencingIT {
       if (status.isGloballyTerminalState()) {
         return status;
       }
-      Thread.sleep(100);
+      Thread.sleep(100);   // polling interval of a bounded wait for a condition
     }
     throw new AssertionError("Job " + job.getJobID() + " still " + status + " after " + timeout);
   }
