@@ -244,7 +244,8 @@ class CliTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"--parallelism=0", "--codec=lzma", "--checkpoint-every-records=0", "--table=t..u",
-      "--table=t.a/b", "--table=orders", "--table=.t", "--commit-retries=0"})
+      "--table=t.a/b", "--table=orders", "--table=.t", "--commit-retries=0", "--max-records-per-second=0",
+      "--max-records-per-second=-5"})
   void badOptionValuesAreUsageErrorsFoundBeforeAnythingIsCreated(String option) {
     String name = option.substring(0, option.indexOf('='));
     List<String> args = new ArrayList<>(List.of(ingest()));

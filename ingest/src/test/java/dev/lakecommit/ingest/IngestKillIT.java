@@ -24,7 +24,9 @@ class IngestKillIT {
     List<String> command = KillLoop.command(List.of(), List.of(
         "ingest", "--input", input.toString(), "--table", "load.events",
         "--warehouse", dir.resolve("wh").toString(), "--job-id", "kill-test",
-        "--parallelism", "2", "--checkpoint-every-records", "5000"));
+        "--parallelism", "2", "--checkpoint-every-records", "5000",
+        // a run lasts at least 5 s (25 s at the long size): the kills land in runs, however fast the tool is
+        "--max-records-per-second", "40000"));
 
     KillLoop.Result result = new KillLoop(dir, "IngestKillIT", seed).run(command, kills, 500);
 
@@ -50,7 +52,9 @@ class IngestKillIT {
     List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), List.of(
         "ingest", "--input", input.toString(), "--table", "load.events",
         "--warehouse", dir.resolve("wh").toString(), "--job-id", "race-kill-test",
-        "--parallelism", "2", "--checkpoint-every-records", "5000"));
+        "--parallelism", "2", "--checkpoint-every-records", "5000",
+        // a run lasts at least 5 s (25 s at the long size): the kills land in runs, however fast the tool is
+        "--max-records-per-second", "40000"));
 
     KillLoop.Result result = new KillLoop(dir, "IngestKillIT racing", seed).runRacing(command, kills, 500);
 

@@ -35,7 +35,9 @@ class IngestTwiceIT {
     for (int trial = 0; trial < trials; trial++) {
       Path warehouse = dir.resolve("wh-" + trial);
       List<String> args = List.of("ingest", "--input", input.toString(), "--table", "load.events",
-          "--warehouse", warehouse.toString(), "--parallelism", "2", "--checkpoint-every-records", "300");
+          "--warehouse", warehouse.toString(), "--parallelism", "2", "--checkpoint-every-records", "300",
+          // every copy runs for at least 4 s, so the next copies start while it runs, however fast the tool is
+          "--max-records-per-second", "1500");
       List<String> command = KillLoop.command(FAST_START, args);
       int copies = 2 + random.nextInt(2);
       List<Process> processes = new ArrayList<>();

@@ -58,7 +58,8 @@ class MaintenanceProcessesIT {
   }
 
   /**
-   * Runs the writer ({@code ingest args}) in a child JVM to its end while maintain rounds run in others; the writer
+   * Runs the writer ({@code ingest args}, paced by {@code --max-records-per-second} so that it runs for longer than
+   * a maintain process takes to start, however fast the tool is) in a child JVM to its end while maintain rounds run in others; the writer
    * must succeed and at least one compaction must have landed while it committed.
    */
   private void writeWhileMaintaining(List<String> args) throws Exception {
@@ -90,7 +91,7 @@ class MaintenanceProcessesIT {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString()));
     args.addAll(catalog());
     args.addAll(List.of("--job-id", "appends", "--parallelism", "2", "--checkpoint-every-records", "1000",
-        "--max-rows-per-file", "250"));
+        "--max-rows-per-file", "250", "--max-records-per-second", "10000"));
     writeWhileMaintaining(args);
 
     List<String> verify = new ArrayList<>(List.of("verify", "--source", input.toString(), "--key", "id", "--json"));
@@ -119,7 +120,7 @@ class MaintenanceProcessesIT {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString()));
     args.addAll(catalog());
     args.addAll(List.of("--job-id", "upserts", "--schema", "id long not null, v long", "--upsert-key", "id",
-        "--parallelism", "2", "--checkpoint-every-records", "1000"));
+        "--parallelism", "2", "--checkpoint-every-records", "1000", "--max-records-per-second", "5000"));
     writeWhileMaintaining(args);
 
     Map<Long, Long> rows = new HashMap<>();

@@ -267,7 +267,7 @@ public final class IngestCommand implements Callable<Integer> {
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal);
         PeriodicMaintenance maintenance = maintain.around(sink, progress)) {
-      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead));
+      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, runtime.paced(counting(source, rowsRead)));
       if (router != null) {
         builder.router(router);
       }

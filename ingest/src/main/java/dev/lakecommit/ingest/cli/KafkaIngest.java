@@ -65,7 +65,8 @@ final class KafkaIngest {
       if (metrics != null) {
         out.printf("Metrics at http://%s:%d/metrics%n", command.kafka.metricsHost, metrics.port());
       }
-      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, counting(source, rowsRead, mirror));
+      StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
+          command.runtime.paced(counting(source, rowsRead, mirror)));
       java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
       if (router != null) {
         builder.router(router);

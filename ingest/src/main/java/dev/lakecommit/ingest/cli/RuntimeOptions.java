@@ -1,7 +1,9 @@
 package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.core.RetryPolicy;
+import dev.lakecommit.core.runtime.CheckpointedSource;
 import dev.lakecommit.core.runtime.JobResult;
+import dev.lakecommit.core.runtime.RateLimitedSource;
 import dev.lakecommit.core.runtime.StandaloneJob;
 import java.io.PrintWriter;
 import java.time.Duration;
@@ -43,6 +45,16 @@ public final class RuntimeOptions {
           + "catalog, 2 keeps reading at full speed while a commit takes up to two checkpoint intervals.")
   int maxUncommittedCheckpoints;
 
+  @Option(names = "--max-records-per-second", paramLabel = "N",
+      description = "Read no more than N records per second (a backfill that must not flood the catalog or the "
+          + "store; up to one second's records in a burst after the input was idle). Default: no limit.")
+  Double maxRecordsPerSecond;
+
+  /** The job's input, paced when {@code --max-records-per-second} is given. */
+  <T> CheckpointedSource<T> paced(CheckpointedSource<T> source) {
+    return maxRecordsPerSecond == null ? source : RateLimitedSource.of(source, maxRecordsPerSecond);
+  }
+
   /** Applies the options, and names what the job talks to (without credentials) for its failure messages. */
   <IN> StandaloneJob.Builder<IN> apply(StandaloneJob.Builder<IN> job, TableAccess table) {
     Map<String, String> properties = table.endpointProperties();
@@ -62,6 +74,10 @@ public final class RuntimeOptions {
     if (maxUncommittedCheckpoints < 0) {
       throw new IllegalArgumentException("Invalid option --max-uncommitted-checkpoints: " + maxUncommittedCheckpoints
           + " (must be >= 0)");
+    }
+    if (maxRecordsPerSecond != null && !(maxRecordsPerSecond > 0 && maxRecordsPerSecond < Double.POSITIVE_INFINITY)) {
+      throw new IllegalArgumentException("Invalid option --max-records-per-second: " + maxRecordsPerSecond
+          + " (must be > 0)");
     }
     if (stallTimeout.isNegative() || stallTimeout.isZero()) {
       throw new IllegalArgumentException("Invalid option --stall-timeout: " + stallTimeout + " (must be > 0)");

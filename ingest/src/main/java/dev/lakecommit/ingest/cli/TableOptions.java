@@ -21,6 +21,12 @@ public final class TableOptions {
   static final List<String> HADOOP_PREFIXES = List.of("fs.", "hive.", "hadoop.", "dfs.", "parquet.");
   static final String HADOOP_PREFIXES_TEXT = "fs.*, hive.*, hadoop.*, dfs.*, parquet.*";
   private static final String METASTORE_URIS = "hive.metastore.uris";
+  /**
+   * The tool's local file system unless {@code -C fs.file.impl=...} names one: Hadoop's, without a {@code chmod}
+   * process forked per directory ({@link dev.lakecommit.staging.NoForkLocalFileSystem}).
+   */
+  static final String LOCAL_FILE_SYSTEM_KEY = "fs.file.impl";
+  static final String LOCAL_FILE_SYSTEM = dev.lakecommit.staging.NoForkLocalFileSystem.class.getName();
 
   @Option(names = "--target", paramLabel = "iceberg|hive", defaultValue = "iceberg",
       description = "Kind of table: iceberg (default) or hive (a Parquet table in a Hive Metastore).")
@@ -91,6 +97,7 @@ public final class TableOptions {
       // its S3 client rides through a store outage (S3Clients) unless the properties name another client factory
       Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
       properties.putIfAbsent(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
+      properties.putIfAbsent(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM);
       return new LinkedHashMap<>(dev.lakecommit.staging.S3Clients.withDefaults(properties));
     }
     Path dir = warehouse.toAbsolutePath().normalize();
@@ -99,6 +106,7 @@ public final class TableOptions {
     embedded.put("uri", "jdbc:sqlite:" + dir.resolve("catalog.db"));
     embedded.put("warehouse", dir.toUri().toString());
     embedded.put("jdbc.schema-version", "V1");
+    embedded.put(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM);
     return embedded;
   }
 
@@ -164,6 +172,7 @@ public final class TableOptions {
         hadoop.put(key, value);
       }
     });
+    hadoop.putIfAbsent(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM);
     return hadoop;
   }
 
