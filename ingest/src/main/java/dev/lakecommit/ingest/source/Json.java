@@ -41,7 +41,24 @@ final class Json {
 
   /** Parses exactly one JSON value. */
   static Object parse(String text) throws SyntaxException {
-    try (JsonParser parser = FACTORY.createParser(text)) {
+    return parse(() -> FACTORY.createParser(text));
+  }
+
+  /**
+   * Parses exactly one JSON value from UTF-8 bytes without decoding them to a string first. Columns in messages
+   * count bytes: give ASCII text, or use {@link #parse(String)} where columns must count characters.
+   */
+  static Object parse(byte[] utf8, int length) throws SyntaxException {
+    return parse(() -> FACTORY.createParser(utf8, 0, length));
+  }
+
+  /** Opens a parser over one input. */
+  private interface ParserSource {
+    JsonParser open() throws IOException;
+  }
+
+  private static Object parse(ParserSource source) throws SyntaxException {
+    try (JsonParser parser = source.open()) {
       JsonToken token = parser.nextToken();
       if (token == null) {
         throw new SyntaxException("empty JSON");

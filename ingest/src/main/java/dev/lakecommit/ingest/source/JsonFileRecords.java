@@ -99,15 +99,11 @@ final class JsonFileRecords implements FileRecords {
       if (lines.overlong()) {
         throw bad(line, "line is longer than " + lines.lenientText().length() + " bytes, the limit");
       }
-      String text;
-      try {
-        text = lines.text();
-      } catch (CharacterCodingException e) {
-        throw bad(line, "not valid UTF-8 (byte " + (lines.firstInvalidByte() + 1) + " of the line)");
-      }
       Object json;
       try {
-        json = Json.parse(text);
+        // an ASCII line (most are) is parsed from its bytes; any other is decoded first, so that invalid UTF-8
+        // is found and message columns count characters
+        json = lines.ascii() ? Json.parse(lines.bytes(), lines.length()) : Json.parse(text(line));
       } catch (Json.SyntaxException e) {
         throw bad(line, e.getMessage());
       }
@@ -117,6 +113,14 @@ final class JsonFileRecords implements FileRecords {
       return (Map<String, Object>) json;
     }
     return null;
+  }
+
+  private String text(long line) {
+    try {
+      return lines.text();
+    } catch (CharacterCodingException e) {
+      throw bad(line, "not valid UTF-8 (byte " + (lines.firstInvalidByte() + 1) + " of the line)");
+    }
   }
 
   private BadRecordException bad(long line, String reason) {

@@ -112,14 +112,17 @@ final class SchemaScan {
         if (lines.blank() || lines.overlong()) {
           continue;
         }
-        String text;
-        try {
-          text = lines.text();
-        } catch (CharacterCodingException e) {
-          continue;
+        String text = null;
+        if (!lines.ascii()) {
+          try {
+            text = lines.text();
+          } catch (CharacterCodingException e) {
+            continue;
+          }
         }
         Map<String, Object> fresh = null;
-        try (JsonParser parser = Json.FACTORY.createParser(text)) {
+        try (JsonParser parser = text == null ? Json.FACTORY.createParser(lines.bytes(), 0, lines.length())
+            : Json.FACTORY.createParser(text)) {
           if (parser.nextToken() != JsonToken.START_OBJECT) {
             continue;
           }

@@ -388,6 +388,26 @@ final class TextRecords implements Closeable {
     return !overlong;
   }
 
+  /** Whether every byte of the record is ASCII: its bytes are then its text, one byte per character. */
+  boolean ascii() {
+    for (int i = 0; i < length; i++) {
+      if (record[i] < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** The record's bytes: the first {@link #length()} of this array, valid until the next {@link #next()}. */
+  byte[] bytes() {
+    return record;
+  }
+
+  /** The record's length in bytes. */
+  int length() {
+    return length;
+  }
+
   /**
    * The record as text.
    *
