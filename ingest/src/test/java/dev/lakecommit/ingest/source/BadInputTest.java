@@ -97,6 +97,30 @@ class BadInputTest {
         + "\\\"c\\\"}\"}");
   }
 
+  /**
+   * ASCII lines are parsed from their bytes, other lines from their decoded text: both read the same, and a
+   * malformed line's column counts characters either way.
+   */
+  @Test
+  void asciiAndNonAsciiLinesReadAlikeAndColumnsCountCharacters() throws IOException {
+    Path file = Sources.lines(dir.resolve("mixed.jsonl"), "{\"id\": 1, \"name\": \"abc\"}",
+        "{\"id\": 2, \"name\": \"\u00e4\u00f6\u00fc\"}", "{\"id\": 3, \"name\": \"\u65e5\u672c\u8a9e\"}");
+    assertThat(Sources.readAll(Sources.of(file, null, SCHEMA))).extracting(r -> r.getField("name"))
+        .containsExactly("abc", "\u00e4\u00f6\u00fc", "\u65e5\u672c\u8a9e");
+    List<String> reasons = new ArrayList<>();
+    for (String name : List.of("abc", "\u00e4\u00f6\u00fc", "\u65e5\u672c\u8a9e")) {
+      Path bad = Sources.lines(dir.resolve("bad-" + reasons.size() + ".jsonl"),
+          "{\"name\": \"" + name + "\", \"id\": x}");
+      try (SourceReader<Record> reader = Sources.of(bad, null, SCHEMA).open(null)) {
+        assertThatThrownBy(reader::next).isInstanceOfSatisfying(BadRecordException.class,
+            e -> reasons.add(e.reason()));
+      }
+    }
+    assertThat(reasons.get(0)).contains("malformed JSON at column 23");
+    assertThat(reasons).as("the same column for three characters of one, two and three bytes").containsOnly(
+        reasons.get(0));
+  }
+
   @Test
   void aNonUtf8ByteIsBadInputWithTheByteNamed() throws IOException {
     byte[] good = "{\"id\": 1, \"name\": \"ok\"}\n".getBytes(StandardCharsets.UTF_8);
