@@ -2,7 +2,6 @@ package dev.lakecommit.core.runtime;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
@@ -105,45 +104,17 @@ public final class RateLimitedSource<T> implements CheckpointedSource<T> {
     }
   }
 
-  private static final class PacedReader<T> implements SourceReader<T> {
-    private final SourceReader<T> reader;
+  private static final class PacedReader<T> extends ForwardingSourceReader<T> {
     private final Pacer pacer;
 
     PacedReader(SourceReader<T> reader, Pacer pacer) {
-      this.reader = reader;
+      super(reader);
       this.pacer = pacer;
     }
 
     @Override
-    public T next() throws IOException {
-      return paced(reader.next());
-    }
-
-    @Override
-    public T poll(Duration maxWait) throws IOException, InterruptedException {
-      return paced(reader.poll(maxWait));
-    }
-
-    private T paced(T record) throws InterruptedIOException {
-      if (record != null) {
-        pacer.acquire();
-      }
-      return record;
-    }
-
-    @Override
-    public boolean ended() {
-      return reader.ended();
-    }
-
-    @Override
-    public byte[] position() {
-      return reader.position();
-    }
-
-    @Override
-    public void close() throws IOException {
-      reader.close();
+    protected void onRecord(T record) throws InterruptedIOException {
+      pacer.acquire();
     }
   }
 }

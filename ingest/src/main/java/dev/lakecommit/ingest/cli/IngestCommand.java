@@ -3,6 +3,7 @@ package dev.lakecommit.ingest.cli;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.ForwardingSourceReader;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.runtime.StandaloneJob;
@@ -306,26 +307,17 @@ public final class IngestCommand implements Callable<Integer> {
       CheckpointedSource.SourceReader<Record> reader = source.open(position);
       divertedBefore.set(FileSource.divertedAt(position));
       divertedTotal.set(FileSource.divertedAt(position));
-      return new CheckpointedSource.SourceReader<>() {
+      return new ForwardingSourceReader<>(reader) {
         @Override
-        public Record next() throws IOException {
-          Record record = reader.next();
-          if (record != null) {
-            rows.incrementAndGet();
-          }
-          return record;
+        protected void onRecord(Record record) {
+          rows.incrementAndGet();
         }
 
         @Override
         public byte[] position() {
-          byte[] at = reader.position();
+          byte[] at = super.position();
           divertedTotal.set(FileSource.divertedAt(at));
           return at;
-        }
-
-        @Override
-        public void close() throws IOException {
-          reader.close();
         }
       };
     };

@@ -3,6 +3,7 @@ package dev.lakecommit.ingest.cli;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.ForwardingSourceReader;
 import dev.lakecommit.core.runtime.JobListener;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.StandaloneJob;
@@ -11,7 +12,6 @@ import dev.lakecommit.ingest.source.GroupOffsetsMirror;
 import dev.lakecommit.ingest.source.KafkaSource;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
@@ -114,42 +114,20 @@ final class KafkaIngest {
         SourceReader<Record> reader = source.open(position);
         command.divertedBefore.set(KafkaSource.divertedAt(position));
         command.divertedTotal.set(KafkaSource.divertedAt(position));
-        return new SourceReader<>() {
+        return new ForwardingSourceReader<>(reader) {
           @Override
-          public Record next() throws IOException {
-            return counted(reader.next());
-          }
-
-          @Override
-          public Record poll(Duration maxWait) throws IOException, InterruptedException {
-            return counted(reader.poll(maxWait));
-          }
-
-          private Record counted(Record record) {
-            if (record != null) {
-              rows.incrementAndGet();
-            }
-            return record;
-          }
-
-          @Override
-          public boolean ended() {
-            return reader.ended();
+          protected void onRecord(Record record) {
+            rows.incrementAndGet();
           }
 
           @Override
           public byte[] position() {
-            byte[] at = reader.position();
+            byte[] at = super.position();
             command.divertedTotal.set(KafkaSource.divertedAt(at));
             if (mirror != null) {
               mirror.position(at);
             }
             return at;
-          }
-
-          @Override
-          public void close() throws IOException {
-            reader.close();
           }
         };
       }
