@@ -26,15 +26,19 @@ final class KafkaTopics {
   }
 
   static KafkaProducer<String, String> producer(KafkaBroker broker, String transactionalId) {
+    KafkaProducer<String, String> producer = uninitialisedProducer(broker, transactionalId);
+    producer.initTransactions();
+    return producer;
+  }
+
+  /** A transactional producer whose {@code initTransactions()} is the caller's (to retry it on a timeout). */
+  static KafkaProducer<String, String> uninitialisedProducer(KafkaBroker broker, String transactionalId) {
     Properties properties = new Properties();
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     properties.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
-    KafkaProducer<String, String> producer =
-        new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
-    producer.initTransactions();
-    return producer;
+    return new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
   }
 
   /**
@@ -45,15 +49,20 @@ final class KafkaTopics {
       boolean abort) {
     for (long start = from; start < to; start += perTransaction) {
       producer.beginTransaction();
-      for (long id = start; id < Math.min(to, start + perTransaction); id++) {
-        // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
-        producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
-      }
+      send(producer, topic, start, Math.min(to, start + perTransaction));
       if (abort) {
         producer.abortTransaction();
       } else {
         producer.commitTransaction();
       }
+    }
+  }
+
+  /** Sends ids {@code [from, to)} into the producer's open transaction. */
+  static void send(KafkaProducer<String, String> producer, String topic, long from, long to) {
+    for (long id = from; id < to; id++) {
+      // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
+      producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
     }
   }
 
