@@ -66,6 +66,33 @@ final class KafkaFaultLoop {
   }
 
   private Process current;
+  private int runs;
+  private Path log;
+  private boolean killed;
+
+  /** Starts the tool again if it is not running: after a SIGKILL, or after it ended by itself. */
+  private void ensureRunning(List<String> command) throws java.io.IOException {
+    if (current != null && current.isAlive()) {
+      return;
+    }
+    reportEndedByItself();
+    log = dir.resolve("run-" + ++runs + ".log");
+    current = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    killed = false;
+  }
+
+  /**
+   * A run that was not killed but ended (an outage it gave up on) is restarted as a supervisor would; the output
+   * says so, with its exit code and last line, since a restart like that is not one of the injected faults.
+   */
+  private void reportEndedByItself() throws java.io.IOException {
+    if (current == null || killed) {
+      return;
+    }
+    List<String> lines = Files.readAllLines(log);
+    System.out.printf("KafkaFaultLoop seed %d: run %d ended by itself with exit %d: %s%n", seed, runs,
+        current.exitValue(), lines.isEmpty() ? "" : lines.get(lines.size() - 1));
+  }
 
   /** The tool's process now running (for an outage's length). */
   Process process() {
@@ -73,7 +100,8 @@ final class KafkaFaultLoop {
   }
 
   /**
-   * Runs the schedule: {@code perKind} faults of each kind (SIGKILL plus the given ones) in a seeded order, while
+   * Runs the schedule: {@code perKind} faults of each kind (SIGKILL plus the given ones) in a seeded order, spread
+   * over the stream (the i-th of n once i/(n+1) of the messages are produced, the tool running in between), while
    * {@code messages} are produced to {@code topic}; then waits until {@code caughtUp} says the table holds the topic's
    * end offsets, sends SIGTERM and checks the exit code 0.
    */
@@ -107,19 +135,27 @@ final class KafkaFaultLoop {
       }
     }, "producer");
     producer.start();
-    int run = 0;
-    Path log = null;
+    long begin = System.nanoTime();
+    // 2,000 messages a second at best; a loaded machine gets up to 1 ms a message, plus 10 minutes
+    long producerBound = TimeUnit.MINUTES.toNanos(10) + TimeUnit.MILLISECONDS.toNanos(messages);
     try {
-      for (String fault : faults) {
-        if (current == null || !current.isAlive()) {
-          log = dir.resolve("run-" + ++run + ".log");
-          current = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      for (int i = 0; i < faults.size(); i++) {
+        String fault = faults.get(i);
+        // spread over the stream: the i-th of n faults once i/(n+1) of the messages are in, the tool running
+        long due = messages * (i + 1) / (faults.size() + 1);
+        while (produced.get() < due && producer.isAlive()) {
+          assertThat(System.nanoTime() - begin).as("seed %s: %,d messages produced in time", seed, due)
+              .isLessThan(producerBound);
+          ensureRunning(command);
+          current.waitFor(200, TimeUnit.MILLISECONDS); // a poll interval, not synchronisation
         }
+        ensureRunning(command);
         // past start-up, then a random moment (in a commit, between checkpoints, while catching up)
         KillLoop.awaitOutput(current, log, "Ingesting ");
         current.waitFor(500 + random.nextInt(3000), TimeUnit.MILLISECONDS);
         if (fault.equals(SIGKILL)) {
           current.destroyForcibly().waitFor();
+          killed = true;
         } else {
           betweenTransactions.lock();
           try {
@@ -128,23 +164,24 @@ final class KafkaFaultLoop {
             betweenTransactions.unlock();
           }
         }
-        System.out.printf("KafkaFaultLoop: %s in run %d at %,d messages produced%n", fault, run, produced.get());
+        System.out.printf("KafkaFaultLoop seed %d: %s in run %d at %,d messages produced, %d s in%n", seed, fault,
+            runs, produced.get(), TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin));
       }
-      // 2,000 messages a second at best; a loaded machine gets up to 1 ms a message, plus 10 minutes
-      producer.join(TimeUnit.MINUTES.toMillis(10) + messages);
-      System.out.printf("KafkaFaultLoop seed %d: %s%n", seed, writer);
+      ensureRunning(command);
+      producer.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(producerBound - (System.nanoTime() - begin))));
+      System.out.printf("KafkaFaultLoop seed %d: %s; %,d messages in %d s%n", seed, writer, produced.get(),
+          TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin));
       assertThat(producerFailure.get()).as("seed %s: the producer", seed).isNull();
       assertThat(produced.get()).as("seed %s: messages produced", seed).isEqualTo(messages);
-      if (!current.isAlive()) {
-        log = dir.resolve("run-" + ++run + ".log");
-        current = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      }
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+      ensureRunning(command);
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(10);
       while (!caughtUp.get()) {
         assertThat(current.isAlive()).as("seed %s: %s", seed, Files.readString(log)).isTrue();
-        assertThat(System.nanoTime()).as("seed %s: caught up within 5 minutes", seed).isLessThan(deadline);
+        assertThat(System.nanoTime()).as("seed %s: caught up within 10 minutes", seed).isLessThan(deadline);
         current.waitFor(500, TimeUnit.MILLISECONDS);
       }
+      System.out.printf("KafkaFaultLoop seed %d: caught up after %d s in %d runs%n", seed,
+          TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - begin), runs);
       current.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
       assertThat(current.waitFor(2, TimeUnit.MINUTES)).isTrue();
       assertThat(current.exitValue()).as("seed %s: %s", seed, Files.readString(log)).isZero();
