@@ -1,6 +1,7 @@
 package dev.lakecommit.ingest;
 
 import dev.lakecommit.core.testing.KafkaBroker;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -26,18 +27,23 @@ final class KafkaTopics {
   }
 
   static KafkaProducer<String, String> producer(KafkaBroker broker, String transactionalId) {
-    KafkaProducer<String, String> producer = uninitialisedProducer(broker, transactionalId);
+    KafkaProducer<String, String> producer = uninitialisedProducer(broker, transactionalId, Map.of());
     producer.initTransactions();
     return producer;
   }
 
-  /** A transactional producer whose {@code initTransactions()} is the caller's (to retry it on a timeout). */
-  static KafkaProducer<String, String> uninitialisedProducer(KafkaBroker broker, String transactionalId) {
+  /**
+   * A transactional producer whose {@code initTransactions()} is the caller's (to retry it on a timeout);
+   * {@code overrides} are further producer properties (shorter client timeouts in a test).
+   */
+  static KafkaProducer<String, String> uninitialisedProducer(KafkaBroker broker, String transactionalId,
+      Map<String, String> overrides) {
     Properties properties = new Properties();
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     properties.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
+    properties.putAll(overrides);
     return new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
   }
 

@@ -2,6 +2,7 @@ package dev.lakecommit.ingest;
 
 import dev.lakecommit.core.testing.KafkaBroker;
 import java.time.Duration;
+import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.TimeoutException;
@@ -24,17 +25,31 @@ final class TransactionalBatches implements AutoCloseable {
   private final KafkaBroker broker;
   private final String transactionalId;
   private final Duration bound;
+  private final Map<String, String> overrides;
   private KafkaProducer<String, String> producer;
-  private long committed;
-  private long resent;
-  private long commitRetries;
-  private long replaced;
+  // written by the producing thread only; volatile for a test that watches from another
+  private volatile long committed;
+  private volatile long resent;
+  private volatile long commitRetries;
+  private volatile long abortRetries;
+  private volatile long replaced;
 
   /** A writer for {@code transactionalId}; {@code bound} is how long one batch may take, retries included. */
   TransactionalBatches(KafkaBroker broker, String transactionalId, Duration bound) {
+    this(broker, transactionalId, bound, Map.of());
+  }
+
+  /** The same with further producer properties ({@code overrides}: shorter client timeouts in a test). */
+  TransactionalBatches(KafkaBroker broker, String transactionalId, Duration bound, Map<String, String> overrides) {
     this.broker = broker;
     this.transactionalId = transactionalId;
     this.bound = bound;
+    this.overrides = Map.copyOf(overrides);
+  }
+
+  /** How often the writer met a timeout or an error and tried again: commit and abort retries, re-sent batches. */
+  long setbacks() {
+    return resent + commitRetries + abortRetries;
   }
 
   /**
@@ -97,6 +112,7 @@ final class TransactionalBatches implements AutoCloseable {
         producer.abortTransaction();
         return true;
       } catch (TimeoutException e) {
+        abortRetries++;
         if (System.nanoTime() >= deadline) {
           return false;
         }
@@ -114,7 +130,7 @@ final class TransactionalBatches implements AutoCloseable {
 
   /** A new producer for the transactional id; its initialisation, retried while it times out, fences the old one. */
   private KafkaProducer<String, String> init(long deadline, long from, long to) {
-    KafkaProducer<String, String> created = KafkaTopics.uninitialisedProducer(broker, transactionalId);
+    KafkaProducer<String, String> created = KafkaTopics.uninitialisedProducer(broker, transactionalId, overrides);
     while (true) {
       try {
         created.initTransactions();
@@ -142,7 +158,7 @@ final class TransactionalBatches implements AutoCloseable {
   @Override
   public String toString() {
     return String.format("producer %s: %,d transactions committed, %,d batches re-sent after an abort, %,d commit "
-        + "retries after a timeout, %,d producers replaced", transactionalId, committed, resent, commitRetries,
-        replaced);
+        + "and %,d abort retries after a timeout, %,d producers replaced", transactionalId, committed, resent,
+        commitRetries, abortRetries, replaced);
   }
 }
