@@ -70,9 +70,34 @@ final class DataFileSystems implements Closeable {
     };
   }
 
-  /** {@code file} as Iceberg's input file, through this object's file system. */
+  /**
+   * {@code file} as Iceberg's input file, through this object's file system. Not a {@link HadoopInputFile} itself:
+   * Iceberg's Parquet reader turns one of those into Parquet's own Hadoop input file, which gets a new file system
+   * from the configuration.
+   */
   org.apache.iceberg.io.InputFile iceberg(FileStatus file) throws IOException {
-    return HadoopInputFile.fromStatus(file, of(file.getPath()), conf);
+    org.apache.iceberg.io.InputFile hadoop = HadoopInputFile.fromStatus(file, of(file.getPath()), conf);
+    return new org.apache.iceberg.io.InputFile() {
+      @Override
+      public long getLength() {
+        return hadoop.getLength();
+      }
+
+      @Override
+      public org.apache.iceberg.io.SeekableInputStream newStream() {
+        return hadoop.newStream();
+      }
+
+      @Override
+      public String location() {
+        return hadoop.location();
+      }
+
+      @Override
+      public boolean exists() {
+        return hadoop.exists();
+      }
+    };
   }
 
   /** Closes every file system opened; the first failure is thrown once all were tried. */
