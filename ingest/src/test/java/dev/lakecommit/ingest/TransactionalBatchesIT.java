@@ -56,7 +56,8 @@ class TransactionalBatchesIT {
       // the outage lasts until the writer met a timeout or an error of its own (bounded)
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (writer.setbacks() == 0 && during.isAlive()) {
-        assertThat(System.nanoTime()).as("the writer met a timeout within 60 s: %s", writer).isLessThan(deadline);
+        assertThat(System.nanoTime()).as(() -> "the writer met a timeout within 60 s: " + writer
+            + "; the producing thread at " + java.util.Arrays.toString(during.getStackTrace())).isLessThan(deadline);
         during.join(100);
       }
       assertThat(during.isAlive()).as("the batch is not committed while the broker is down: %s", writer).isTrue();
