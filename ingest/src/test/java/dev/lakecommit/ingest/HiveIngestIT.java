@@ -123,6 +123,34 @@ class HiveIngestIT {
   }
 
   /** What {@code verify --event-time} counts out of order in {@code table} (the source is read in file order). */
+  /**
+   * {@code verify} of a Hive table opens one file system per pass over the table and closes it, not one per data
+   * file: with a scheme's cache off (as the S3 tests set S3A up) every {@code Path.getFileSystem} is a new instance,
+   * and one per file that nobody closed kept thousands of S3A clients alive in a full-size audit.
+   */
+  @Test
+  void verifyOfAHiveTableClosesTheFileSystemsItOpens() throws Exception {
+    CliRun ingest = run(hive("ingest", "--input", SAMPLE, "--table", "shop.counted", "--partition-by", "region",
+        "--job-id", "counted", "--checkpoint-every-records", "500", "--checkpoint-dir", checkpoints("counted"),
+        "-C", "warehouse=" + dir.resolve("wh").toUri()));
+    assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
+    int files = dataFiles("shop.counted").size();
+
+    CountingLocalFileSystem.reset();
+    CliRun verify = run(hive("verify", "--table", "shop.counted", "--source", SAMPLE, "--key", "order_id",
+        "--event-time", "ordered_at", "-C", "fs.file.impl=" + CountingLocalFileSystem.class.getName(),
+        "-C", "fs.file.impl.disable.cache=true"));
+    int opened = CountingLocalFileSystem.initialized();
+    int closed = CountingLocalFileSystem.closed();
+
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(verify.out()).contains("PASSED");
+    // the key pass and the event-time pass over the table, and the source's storage: each one file system
+    assertThat(opened).as("file systems opened by verify over %s data files", files).isPositive()
+        .isLessThanOrEqualTo(3).isLessThan(files);
+    assertThat(closed).as("file systems closed of %s opened", opened).isEqualTo(opened);
+  }
+
   private String outOfOrder(String table) {
     CliRun verify = run(hive("verify", "--table", table, "--source", SAMPLE, "--key", "order_id", "--event-time",
         "ordered_at", "--json"));

@@ -12,6 +12,7 @@ import dev.lakecommit.staging.testing.FaultRule;
 import dev.lakecommit.staging.testing.FaultRule.Fault;
 import dev.lakecommit.staging.testing.S3TestServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -84,8 +85,13 @@ class KafkaHiveS3FaultsIT {
     return "kafka://" + broker.bootstrapServers() + "/payments";
   }
 
-  /** The four kinds of fault: SIGKILL is the loop's own; broker restarts, metastore outages, S3 error windows. */
-  private KafkaFaultLoop faults(long seed, java.util.concurrent.atomic.AtomicLong s3Errors) {
+  /**
+   * The four kinds of fault: SIGKILL is the loop's own; broker restarts, metastore outages, S3 error windows. An S3
+   * window runs while the producer goes on (an idle tool sends no request: a window then injects nothing) and
+   * closes on the proxy's count, not on time: it stays open until the tool's own requests met an error, then for
+   * an outage's length. {@code s3Errors} counts the errors injected per window, one entry per window.
+   */
+  private KafkaFaultLoop faults(long seed, List<Long> s3Errors) {
     KafkaFaultLoop loop = new KafkaFaultLoop(dir, seed);
     return loop.fault("broker-restart", () -> {
       broker.stop();
@@ -95,18 +101,25 @@ class KafkaHiveS3FaultsIT {
       hms.stop();
       loop.outage(loop.process());
       hms.start();
-    }).fault("s3-errors", () -> {
+    }).faultWhileProducing("s3-errors", () -> {
+      long before = proxy.injected();
       proxy.rules(FaultRule.everyRequest(0.3, Fault.SLOW_DOWN, Fault.INTERNAL_ERROR, Fault.RESET));
+      loop.awaitWhileRunning(() -> proxy.injected() > before, Duration.ofMinutes(5),
+          () -> "an S3 error injected into the tool's requests (" + proxy + ")");
       loop.outage(loop.process());
-      // the window lasts until the tool met an error (bounded): a window without requests proves nothing
-      long before = s3Errors.get();
-      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-      while (proxy.injected() <= before && System.nanoTime() < deadline) {
-        loop.pause(100);
-      }
-      s3Errors.set(proxy.injected());
       proxy.rules();
+      s3Errors.add(proxy.injected() - before);
     });
+  }
+
+  /** Prints the S3 faults of a run, per window and per kind, and checks that every window injected some. */
+  private void assertS3Faults(long seed, List<Long> s3Errors) {
+    System.out.printf("KafkaHiveS3FaultsIT seed %d: S3 errors per window %s; SLOW_DOWN %d, INTERNAL_ERROR %d, "
+        + "RESET %d; %,d requests, %,d SDK retries%n", seed, s3Errors, proxy.injected(Fault.SLOW_DOWN),
+        proxy.injected(Fault.INTERNAL_ERROR), proxy.injected(Fault.RESET), proxy.requests(),
+        proxy.retriedRequests());
+    assertThat(s3Errors).as("seed %s: S3 error windows (%s)", seed, proxy).hasSize(TestScale.pick(1, 3))
+        .allSatisfy(errors -> assertThat(errors).isPositive());
   }
 
   /** The audit against the topic, with the table's options; asserts the rates. */
@@ -131,7 +144,7 @@ class KafkaHiveS3FaultsIT {
     long seed = TestScale.seed();
     int messages = TestScale.pick(30_000, 1_000_000);
     broker.createTopic("payments", 3);
-    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
+    List<Long> s3Errors = new ArrayList<>();
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input(), "--table", "sales.payments",
         "--schema", "id long, kind string, ts long", "--partition-by", "kind", "--job-id", "payments-stream",
         "--parallelism", "2", "--checkpoint-interval", "1s", "--checkpoint-every-records", "20000",
@@ -144,7 +157,7 @@ class KafkaHiveS3FaultsIT {
         "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), () -> caughtUp("sales.payments", hive()));
 
     audit(seed, messages, "sales.payments", hive());
-    assertThat(s3Errors.get()).as("S3 faults injected: %s", proxy).isGreaterThanOrEqualTo(TestScale.pick(1, 3));
+    assertS3Faults(seed, s3Errors);
   }
 
   /**
@@ -156,7 +169,7 @@ class KafkaHiveS3FaultsIT {
     long seed = TestScale.seed();
     int messages = TestScale.pick(30_000, 1_000_000);
     broker.createTopic("payments", 3);
-    java.util.concurrent.atomic.AtomicLong s3Errors = new java.util.concurrent.atomic.AtomicLong();
+    List<Long> s3Errors = new ArrayList<>();
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input(), "--table", "sales.payments",
         "--schema", "id long, kind string, ts long", "--partition-by", "kind", "--job-id", "payments-iceberg",
         "--parallelism", "2", "--checkpoint-interval", "1s", "--checkpoint-every-records", "20000",
@@ -167,7 +180,7 @@ class KafkaHiveS3FaultsIT {
         "-XX:+UseSerialGC"), args), TestScale.pick(1, 3), () -> caughtUp("sales.payments", iceberg()));
 
     audit(seed, messages, "sales.payments", iceberg());
-    assertThat(s3Errors.get()).as("S3 faults injected: %s", proxy).isGreaterThanOrEqualTo(TestScale.pick(1, 3));
+    assertS3Faults(seed, s3Errors);
   }
 
   /** An Iceberg Hive catalog on the metastore, S3FileIO through the proxy with test-sized retry waits. */

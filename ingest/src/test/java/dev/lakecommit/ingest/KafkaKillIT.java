@@ -95,6 +95,8 @@ class KafkaKillIT {
         .runRacing(command("twice", "twice-job", "--until", "end", "--checkpoint-every-records", "3000"),
             TestScale.pick(2, 20), 500);
 
+    System.out.printf("KafkaKillIT racing seed %d: %,d messages, %d runs, %d SIGKILLs%n", seed, messages,
+        result.runs(), result.killed());
     String logs = "";
     for (int run = 1; run <= result.runs(); run++) {
       logs += Files.readString(dir.resolve("run-" + run + ".log"));

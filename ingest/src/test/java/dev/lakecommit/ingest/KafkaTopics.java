@@ -1,6 +1,7 @@
 package dev.lakecommit.ingest;
 
 import dev.lakecommit.core.testing.KafkaBroker;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -26,15 +27,24 @@ final class KafkaTopics {
   }
 
   static KafkaProducer<String, String> producer(KafkaBroker broker, String transactionalId) {
+    KafkaProducer<String, String> producer = uninitialisedProducer(broker, transactionalId, Map.of());
+    producer.initTransactions();
+    return producer;
+  }
+
+  /**
+   * A transactional producer whose {@code initTransactions()} is the caller's (to retry it on a timeout);
+   * {@code overrides} are further producer properties (shorter client timeouts in a test).
+   */
+  static KafkaProducer<String, String> uninitialisedProducer(KafkaBroker broker, String transactionalId,
+      Map<String, String> overrides) {
     Properties properties = new Properties();
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     properties.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId);
     properties.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     properties.put(ProducerConfig.ACKS_CONFIG, "all");
-    KafkaProducer<String, String> producer =
-        new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
-    producer.initTransactions();
-    return producer;
+    properties.putAll(overrides);
+    return new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
   }
 
   /**
@@ -45,15 +55,20 @@ final class KafkaTopics {
       boolean abort) {
     for (long start = from; start < to; start += perTransaction) {
       producer.beginTransaction();
-      for (long id = start; id < Math.min(to, start + perTransaction); id++) {
-        // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
-        producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
-      }
+      send(producer, topic, start, Math.min(to, start + perTransaction));
       if (abort) {
         producer.abortTransaction();
       } else {
         producer.commitTransaction();
       }
+    }
+  }
+
+  /** Sends ids {@code [from, to)} into the producer's open transaction. */
+  static void send(KafkaProducer<String, String> producer, String topic, long from, long to) {
+    for (long id = from; id < to; id++) {
+      // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
+      producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
     }
   }
 

@@ -38,6 +38,7 @@ import org.apache.thrift.TException;
  * each partition's location), the visible files in each (names starting with {@code .} or {@code _} are skipped,
  * so are sub-directories), each read as Parquet by column name. A partition column's value comes from the
  * partition, as Hive reads it. One file is open at a time; partitions are fetched from the metastore in batches.
+ * Each pass over the table opens one Hadoop file system per scheme and authority and closes it at its end.
  * The out-of-order rate follows the checkpoint ids in hive-sink's file names (see {@link #outOfOrderRows}).
  */
 public final class HiveTableRows implements TableRows {
@@ -92,7 +93,7 @@ public final class HiveTableRows implements TableRows {
 
       @Override
       public CloseableIterator<Object> iterator() {
-        CloseableIterator<Object> values = new Values(dirs, conf, column, partition);
+        CloseableIterator<Object> values = new Values(dirs, new DataFileSystems(conf), column, partition);
         open.add(values);
         return values;
       }
@@ -117,7 +118,6 @@ public final class HiveTableRows implements TableRows {
    *     the job, or the column is a partition column
    */
   @Override
-  @SuppressWarnings({"unchecked", "rawtypes"})
   public long outOfOrderRows(String eventTimeColumn) throws IOException {
     if (partitionIndex(eventTimeColumn.toLowerCase(Locale.ROOT)) >= 0) {
       throw new IllegalArgumentException("Option --event-time: '" + eventTimeColumn + "' is a partition column of "
@@ -130,12 +130,19 @@ public final class HiveTableRows implements TableRows {
           + " was written by jobs " + jobs.keySet());
     }
     String job = jobs.keySet().iterator().next();
-    Configuration conf = table.conf();
+    try (DataFileSystems fileSystems = new DataFileSystems(table.conf())) {
+      return outOfOrderRows(job, jobs.keySet(), eventTimeColumn, fileSystems);
+    }
+  }
+
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private long outOfOrderRows(String job, java.util.Set<String> jobs, String eventTimeColumn,
+      DataFileSystems fileSystems) throws IOException {
     List<Map.Entry<FileStatus, CheckpointRuns>> files = new ArrayList<>();
     try {
       for (Iterator<HiveTableView.DataDirectory> dirs = table.dataDirectories(); dirs.hasNext(); ) {
-        for (FileStatus file : Values.visibleFiles(dirs.next(), conf)) {
-          CheckpointRuns runs = runs(file, conf, jobs.keySet());
+        for (FileStatus file : Values.visibleFiles(dirs.next(), fileSystems)) {
+          CheckpointRuns runs = runs(file, fileSystems, jobs);
           for (CheckpointRuns.Run run : runs.runs()) {
             if (!job.equals(run.job())) {
               throw new IllegalArgumentException("Option --event-time: data file " + file.getPath() + " holds "
@@ -151,7 +158,7 @@ public final class HiveTableRows implements TableRows {
     }
     TreeMap<Long, Comparable> largest = new TreeMap<>();
     for (Map.Entry<FileStatus, CheckpointRuns> file : files) {
-      eachValue(file.getKey(), file.getValue(), eventTimeColumn, conf,
+      eachValue(file.getKey(), file.getValue(), eventTimeColumn, fileSystems,
           (time, checkpoint) -> largest.merge(checkpoint, time, (a, b) -> a.compareTo(b) >= 0 ? a : b));
     }
     // the largest event time of all checkpoints before each one
@@ -165,7 +172,7 @@ public final class HiveTableRows implements TableRows {
     }
     long[] late = {0};
     for (Map.Entry<FileStatus, CheckpointRuns> file : files) {
-      eachValue(file.getKey(), file.getValue(), eventTimeColumn, conf, (time, checkpoint) -> {
+      eachValue(file.getKey(), file.getValue(), eventTimeColumn, fileSystems, (time, checkpoint) -> {
         Comparable earlier = before.get(checkpoint);
         if (earlier != null && time.compareTo(earlier) < 0) {
           late[0]++;
@@ -175,13 +182,12 @@ public final class HiveTableRows implements TableRows {
     return late[0];
   }
 
-  private static CheckpointRuns runs(FileStatus file, Configuration conf, java.util.Set<String> jobs)
+  private static CheckpointRuns runs(FileStatus file, DataFileSystems fileSystems, java.util.Set<String> jobs)
       throws IOException {
     if (file.getLen() == 0) {
       return new CheckpointRuns(List.of());
     }
-    try (ParquetFileReader reader = ParquetFileReader.open(
-        org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(file, conf))) {
+    try (ParquetFileReader reader = ParquetFileReader.open(fileSystems.parquet(file))) {
       return CheckpointRuns.of(file.getPath().getName(), reader.getFooter(), jobs);
     } catch (IOException | RuntimeException e) {
       throw new IOException("Cannot read data file " + file.getPath() + " as Parquet: " + e.getMessage(), e);
@@ -190,12 +196,12 @@ public final class HiveTableRows implements TableRows {
 
   /** Each non-null value of {@code column} in {@code file}, with the checkpoint of its row. */
   @SuppressWarnings("rawtypes")
-  private static void eachValue(FileStatus file, CheckpointRuns runs, String column, Configuration conf,
+  private static void eachValue(FileStatus file, CheckpointRuns runs, String column, DataFileSystems fileSystems,
       java.util.function.ObjLongConsumer<Comparable> action) throws IOException {
     Iterator<CheckpointRuns.Run> run = runs.runs().iterator();
     CheckpointRuns.Run current = null;
     long left = 0;
-    try (CloseableIterable<Object> values = Values.read(file, conf, column, -1, List.of())) {
+    try (CloseableIterable<Object> values = Values.read(file, fileSystems, column, -1, List.of())) {
       for (Object value : values) {
         while (left == 0) {
           if (!run.hasNext()) {
@@ -238,10 +244,10 @@ public final class HiveTableRows implements TableRows {
     }
   }
 
-  /** The values of one column, file by file; at most one file open. */
+  /** The values of one column, file by file; at most one file open, the file systems closed with it. */
   private static final class Values implements CloseableIterator<Object> {
     private final Iterator<HiveTableView.DataDirectory> dirs;
-    private final Configuration conf;
+    private final DataFileSystems fileSystems;
     private final String column;
     private final int partitionIndex;
     private Iterator<FileStatus> files = Collections.emptyIterator();
@@ -249,9 +255,10 @@ public final class HiveTableRows implements TableRows {
     private CloseableIterable<Object> current;
     private Iterator<Object> values = Collections.emptyIterator();
 
-    Values(Iterator<HiveTableView.DataDirectory> dirs, Configuration conf, String column, int partitionIndex) {
+    Values(Iterator<HiveTableView.DataDirectory> dirs, DataFileSystems fileSystems, String column,
+        int partitionIndex) {
       this.dirs = dirs;
-      this.conf = conf;
+      this.fileSystems = fileSystems;
       this.column = column;
       this.partitionIndex = partitionIndex;
     }
@@ -267,10 +274,10 @@ public final class HiveTableRows implements TableRows {
             }
             HiveTableView.DataDirectory dir = dirs.next();
             partitionValues = dir.partitionValues();
-            files = visibleFiles(dir, conf).iterator();
+            files = visibleFiles(dir, fileSystems).iterator();
             continue;
           }
-          current = read(files.next(), conf, column, partitionIndex, partitionValues);
+          current = read(files.next(), fileSystems, column, partitionIndex, partitionValues);
           values = current.iterator();
         }
         return true;
@@ -288,14 +295,13 @@ public final class HiveTableRows implements TableRows {
     }
 
     /** The values of {@code column} in one data file (or its partition's value, once per row). */
-    private static CloseableIterable<Object> read(FileStatus file, Configuration conf, String column,
+    private static CloseableIterable<Object> read(FileStatus file, DataFileSystems fileSystems, String column,
       int partitionIndex, List<String> partitionValues) throws IOException {
       if (file.getLen() == 0) {
         return CloseableIterable.empty();
       }
       ParquetMetadata footer;
-      try (ParquetFileReader reader = ParquetFileReader.open(
-          org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(file, conf))) {
+      try (ParquetFileReader reader = ParquetFileReader.open(fileSystems.parquet(file))) {
         footer = reader.getFooter();
       } catch (IOException | RuntimeException e) {
         throw new IOException("Cannot read data file " + file.getPath() + " as Parquet: " + e.getMessage(), e);
@@ -316,7 +322,7 @@ public final class HiveTableRows implements TableRows {
       Accessor<StructLike> accessor = Audit.accessor(projection, name, "data file " + file.getPath());
       // Records hold dates and times as java.time values; accessors expect Iceberg's internal longs.
       boolean topLevel = projection.asStruct().field(name) != null;
-      CloseableIterable<Record> rows = Parquet.read(org.apache.iceberg.hadoop.HadoopInputFile.fromStatus(file, conf))
+      CloseableIterable<Record> rows = Parquet.read(fileSystems.iceberg(file))
           .project(projection)
           .createReaderFunc(type -> GenericParquetReaders.buildReader(projection, type))
           .withNameMapping(MappingUtil.create(fileSchema))
@@ -347,9 +353,9 @@ public final class HiveTableRows implements TableRows {
       return null;
     }
 
-    private static List<FileStatus> visibleFiles(HiveTableView.DataDirectory dir, Configuration conf)
+    private static List<FileStatus> visibleFiles(HiveTableView.DataDirectory dir, DataFileSystems fileSystems)
         throws IOException {
-      FileSystem fs = dir.path().getFileSystem(conf);
+      FileSystem fs = fileSystems.of(dir.path());
       FileStatus[] children;
       try {
         children = fs.listStatus(dir.path());
@@ -376,7 +382,11 @@ public final class HiveTableRows implements TableRows {
     @Override
     public void close() throws IOException {
       values = Collections.emptyIterator();
-      closeCurrent();
+      try {
+        closeCurrent();
+      } finally {
+        fileSystems.close();
+      }
     }
   }
 }
