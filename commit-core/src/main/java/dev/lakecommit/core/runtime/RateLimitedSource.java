@@ -3,7 +3,6 @@ package dev.lakecommit.core.runtime;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 
 /**
  * A source read at no more than a given number of records per second, the way Flink's rate-limited sources and
