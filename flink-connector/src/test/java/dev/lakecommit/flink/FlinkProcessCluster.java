@@ -239,6 +239,21 @@ final class FlinkProcessCluster implements AutoCloseable {
     }
   }
 
+  /** Cancels the job ({@code PATCH /jobs/<id>}); returns once the JobManager accepted the request. */
+  void cancel(String jobId) throws IOException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + "/jobs/" + jobId))
+        .timeout(Duration.ofSeconds(10)).method("PATCH", HttpRequest.BodyPublishers.noBody()).build();
+    try {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200 && response.statusCode() != 202) {
+        throw new IOException("PATCH /jobs/" + jobId + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted: PATCH /jobs/" + jobId, e);
+    }
+  }
+
   /** The job's status as the JobManager reports it ({@code RUNNING}, {@code FAILED}, ...). */
   String jobStatus(String jobId) throws IOException {
     return rest("/jobs/" + jobId).path("state").asText();
@@ -263,6 +278,28 @@ final class FlinkProcessCluster implements AutoCloseable {
       return node.path("value").asLong(-1);
     }
     return -1;
+  }
+
+  /**
+   * Lines of the TaskManagers' logs (those of killed ones included) that contain every one of {@code texts}: what
+   * the job's tasks met, across restarts that reset their metrics.
+   */
+  long taskManagerLogLines(String... texts) throws IOException {
+    long count = 0;
+    List<String> names;
+    synchronized (this) {
+      names = new ArrayList<>(taskManagers.keySet());
+    }
+    for (String name : names) {
+      Path log = dir.resolve(name + ".log");
+      if (!Files.exists(log)) {
+        continue;
+      }
+      try (var lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {   // any byte decodes
+        count += lines.filter(line -> Arrays.stream(texts).allMatch(line::contains)).count();
+      }
+    }
+    return count;
   }
 
   private void checkJobManagerAlive() {
