@@ -1,8 +1,6 @@
 package dev.lakecommit.flink;
 
 import static dev.lakecommit.flink.FlinkKafkaProcessIT.awaitCommittedRows;
-import static dev.lakecommit.flink.FlinkKafkaProcessIT.awaitRestart;
-import static dev.lakecommit.flink.FlinkKafkaProcessIT.runningTaskManagers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -92,7 +90,7 @@ class FlinkKafkaRescaleIT {
       // Run 1: sink parallelism 2, aligned; stop-with-savepoint once a seeded share of the first third is in.
       String run1 = submit(cluster, bootstrap, catalog, 2, false, StateOnlyOffsets.firstStart(), null, 100);
       jobs.add(run1);
-      runningTaskManagers(cluster, run1, Duration.ofMinutes(3));
+      TaskManagerKills.awaitRunning(cluster, run1, Duration.ofMinutes(3));
       log(start, "run 1 running%n");
       producer.allowed.set(third);
       producer.start();
@@ -120,19 +118,18 @@ class FlinkKafkaRescaleIT {
       String run3 = submit(cluster, bootstrap, catalog, 3, true, StateOnlyOffsets.restoreOnly(JOB), savepoint1,
           100);
       jobs.add(run3);
-      List<String> busy = runningTaskManagers(cluster, run3, Duration.ofMinutes(3));
+      TaskManagerKills.awaitRunning(cluster, run3, Duration.ofMinutes(3));
       assertThat(cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored").path("external_path")
           .asText()).as("run 3 restored from the savepoint").isEqualTo(savepoint1);
       awaitCommittedRows(table, third + share(random, 0, third / 2), producer, wait);
       log(start, "run 3 running%n");
-      String victim = busy.get(random.nextInt(busy.size()));
-      long restarts = cluster.jobMetric(run3, "numRestarts");
-      log(start, "run 3 (sink parallelism 3, unaligned): SIGKILL of %s at %d committed"
-          + " rows%n", victim, table.committedRows());
-      cluster.kill(victim);
-      cluster.startTaskManager();
-      awaitRestart(cluster, run3, restarts);
-      log(start, "run 3 running again%n");
+      TaskManagerKills.Kill kill = TaskManagerKills.aim(cluster, run3,
+          running -> running.anyTaskManager(random));
+      log(start, "run 3 (sink parallelism 3, unaligned): SIGKILL of %s (running %d of the job's %d subtasks) at %d"
+          + " committed rows%n", kill.victim(), kill.before().on(kill.victim()).size(),
+          kill.before().subtasks().size(), table.committedRows());
+      TaskManagerKills.Restart restart = kill.execute();
+      log(start, "run 3 running again: %s%n", restart);
       JsonNode restored = cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored");
       awaitCommittedRows(table, third + share(random, third / 2, third), producer, wait);
       Unaligned unaligned = unaligned(cluster, run3);

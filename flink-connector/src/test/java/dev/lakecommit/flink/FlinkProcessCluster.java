@@ -75,6 +75,12 @@ final class FlinkProcessCluster implements AutoCloseable {
     yaml.put("heartbeat.interval", "1000");
     yaml.put("heartbeat.timeout", "8000");
     yaml.put("heartbeat.rpc-failure-threshold", "1");
+    // the REST answers a test polls (deployments, checkpoints, metrics) at most half a second old, not 3 to 10 s
+    yaml.put("web.refresh-interval", "500 ms");
+    yaml.put("metrics.fetcher.update-interval", "500 ms");
+    // The metric fetcher starts no fetch while one is in flight, and one that asks a SIGKILLed TaskManager for its
+    // metrics waits this long (default 10 minutes): numRestarts would stand still that long after a kill.
+    yaml.put("web.timeout", "30 s");
     yaml.put("taskmanager.memory.process.size", "1024m");
     yaml.put("taskmanager.memory.framework.heap.size", "64m");
     yaml.put("taskmanager.memory.framework.off-heap.size", "64m");
@@ -133,11 +139,18 @@ final class FlinkProcessCluster implements AutoCloseable {
     return taskManagers.entrySet().stream().filter(e -> e.getValue().isAlive()).map(Map.Entry::getKey).toList();
   }
 
-  /** SIGKILL of a TaskManager process; returns once it is gone. */
+  /**
+   * SIGKILL of a live TaskManager process; returns once it is gone. A TaskManager that is already gone is an error:
+   * the kill would inject no fault.
+   */
   synchronized void kill(String taskManager) throws InterruptedException {
     Process process = taskManagers.get(taskManager);
     if (process == null) {
       throw new IllegalArgumentException("No TaskManager " + taskManager + " (have " + taskManagers.keySet() + ")");
+    }
+    if (!process.isAlive()) {
+      throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") is already gone"
+          + " (exit status " + process.exitValue() + "); live ones: " + liveTaskManagers());
     }
     if (!process.destroyForcibly().waitFor(30, TimeUnit.SECONDS)) {
       throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") survived SIGKILL");
