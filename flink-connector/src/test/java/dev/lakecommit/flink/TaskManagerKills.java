@@ -138,7 +138,7 @@ final class TaskManagerKills {
         }
         if (redeployed >= 0 && (restarts > restartsBefore || System.nanoTime() > deadline)) {
           return new Restart(millis(redeployed - killed), restarts > restartsBefore
-              ? millis(System.nanoTime() - killed) : -1, restarts);
+              ? millis(System.nanoTime() - killed) : -1, restartsBefore, restarts);
         }
         Thread.sleep(100);   // polling the REST endpoint
       }
@@ -158,13 +158,15 @@ final class TaskManagerKills {
 
   /**
    * How a job restarted after a kill: milliseconds from the kill until every subtask ran again, and until {@code
-   * numRestarts} counted it (-1: not within the wait); the count then.
+   * numRestarts} counted it (-1: not within the wait); the count before the kill and then (restarts that failed
+   * on the way count too).
    */
-  record Restart(long redeployedMs, long countedMs, long restarts) {
+  record Restart(long redeployedMs, long countedMs, long restartsBefore, long restarts) {
     @Override
     public String toString() {
       return "redeployed " + redeployedMs + " ms after the kill, " + (countedMs < 0 ? "not yet counted"
-          : "counted " + countedMs + " ms after it") + " in numRestarts (" + restarts + ")";
+          : "counted " + countedMs + " ms after it") + " in numRestarts (" + restartsBefore + " -> " + restarts
+          + ")";
     }
   }
 
