@@ -1,19 +1,15 @@
 package dev.lakecommit.flink;
 
 import static dev.lakecommit.flink.FlinkKafkaProcessIT.awaitCommittedRows;
-import static dev.lakecommit.flink.FlinkKafkaProcessIT.awaitRestart;
-import static dev.lakecommit.flink.FlinkKafkaProcessIT.committedRows;
-import static dev.lakecommit.flink.FlinkKafkaProcessIT.runningTaskManagers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.lakecommit.core.testing.KafkaBroker;
 import dev.lakecommit.core.testing.TestScale;
-import dev.lakecommit.flink.FlinkKafkaProcessIT.Audit;
-import dev.lakecommit.flink.FlinkKafkaProcessIT.Producer;
 import dev.lakecommit.flink.FlinkKafkaProcessIT.ToRow;
+import dev.lakecommit.flink.LakeTableView.Audit;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -30,15 +26,15 @@ import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.iceberg.Snapshot;
-import org.apache.iceberg.Table;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Flink reading Kafka into Iceberg across operator-driven restarts, on one cluster of real processes ({@link
- * FlinkProcessCluster}) and one topic written by a producer throughout; the table is audited against the topic at
- * the end. The job's Kafka positions come from Flink's state only ({@link StateOnlyOffsets}: {@code
- * auto.offset.reset=none}, no group offsets). The job's runs, all under the same Lakecommit job id:
+ * Flink reading Kafka into Iceberg across operator-driven restarts, on the cluster of real processes and the broker
+ * the process-level tests share ({@link SharedProcesses}), and one topic written by a producer throughout; the table
+ * is audited against the topic at the end. The job's Kafka positions come from Flink's state only ({@link
+ * StateOnlyOffsets}: {@code auto.offset.reset=none}, no group offsets). The job's runs, all under the same Lakecommit
+ * job id:
  *
  * <ol>
  *   <li>sink parallelism 2, aligned checkpoints; stopped with a savepoint through the REST endpoint;
@@ -61,7 +57,7 @@ import org.junit.jupiter.api.io.TempDir;
  * checkpoint counts of each run (checkpoints triggered while a run deploys or restarts count as failed).
  */
 class FlinkKafkaRescaleIT {
-  private static final String TOPIC = "events";
+  private static final String TOPIC = "events-rescale";
   private static final int PARTITIONS = 4;
   private static final String JOB = "kafka-events";
 
@@ -81,78 +77,79 @@ class FlinkKafkaRescaleIT {
     Path savepoints = dir.resolve("savepoints");
     Duration wait = Duration.ofMinutes(TestScale.pick(3, 20));
 
-    try (KafkaBroker kafka = KafkaBroker.childJvm(dir.resolve("kafka"));
-        FlinkProcessCluster cluster = new FlinkProcessCluster(dir.resolve("flink"), 3, Map.of(
-            "state.backend.type", "rocksdb",
-            "execution.checkpointing.incremental", "true",
-            "execution.checkpointing.dir", dir.resolve("checkpoints").toUri().toString(),
-            "execution.checkpointing.savepoint-dir", savepoints.toUri().toString()))) {
-      cluster.start(2);
-      kafka.createTopic(TOPIC, PARTITIONS);
-      log(start, "cluster and broker up%n");
-      String bootstrap = kafka.bootstrapServers();
-      Producer producer = new Producer(bootstrap, messages, rate);
-      long third = messages / 3;
-
+    SharedProcesses shared = SharedProcesses.get();
+    FlinkProcessCluster cluster = shared.cluster();
+    shared.kafka().createTopic(TOPIC, PARTITIONS);
+    log(start, "shared cluster and broker ready%n");
+    String bootstrap = shared.kafka().bootstrapServers();
+    Map<String, String> catalog = Map.of("type", "hadoop", "warehouse", warehouse);
+    TopicProducer producer = new TopicProducer(bootstrap, TOPIC, messages, rate);
+    long third = messages / 3;
+    List<String> jobs = new ArrayList<>();
+    try (LakeTableView table = new LakeTableView(FlinkKafkaProcessIT.config(catalog))) {
       // Run 1: sink parallelism 2, aligned; stop-with-savepoint once a seeded share of the first third is in.
-      String run1 = submit(cluster, bootstrap, warehouse, 2, false, StateOnlyOffsets.firstStart(), null, 100);
-      runningTaskManagers(cluster, run1, Duration.ofMinutes(3));
+      String run1 = submit(cluster, bootstrap, catalog, 2, false, StateOnlyOffsets.firstStart(), null, 100);
+      jobs.add(run1);
+      TaskManagerKills.awaitRunning(cluster, run1, Duration.ofMinutes(3));
       log(start, "run 1 running%n");
       producer.allowed.set(third);
       producer.start();
-      awaitCommittedRows(warehouse, share(random, 0, third), producer, wait);
+      awaitCommittedRows(table, share(random, 0, third), producer, wait);
       log(start, "run 1 checkpoints: %s%n", checkpointStats(cluster, run1));
       String savepoint1 = cluster.stopWithSavepoint(run1, savepoints, Duration.ofMinutes(2));
       assertThat(cluster.awaitTerminal(run1, Duration.ofMinutes(1))).isEqualTo("FINISHED");
       log(start, "run 1 (sink parallelism 2) stopped with savepoint %s at %d committed"
-          + " rows%n", savepoint1, committedRows(warehouse));
+          + " rows%n", savepoint1, table.committedRows());
 
       // Run 2: the restore job without its savepoint fails, naming the partitions, and commits nothing.
-      Snapshot before = table(warehouse).currentSnapshot();
-      String run2 = submit(cluster, bootstrap, warehouse, 2, false, StateOnlyOffsets.restoreOnly(JOB), null, 0);
+      Snapshot before = table.load().currentSnapshot();
+      String run2 = submit(cluster, bootstrap, catalog, 2, false, StateOnlyOffsets.restoreOnly(JOB), null, 0);
+      jobs.add(run2);
       assertThat(cluster.awaitTerminal(run2, Duration.ofMinutes(2))).isEqualTo("FAILED");
       String failure = cluster.rest("/jobs/" + run2 + "/exceptions").toString();
       log(start, "run 2 (no savepoint) failed: %s%n", firstLine(failure));
-      assertThat(failure).contains("has no position for Kafka partitions [events-0, events-1, events-2, events-3]");
-      assertThat(table(warehouse).currentSnapshot().snapshotId()).as("run 2 committed nothing")
+      assertThat(failure).contains(String.format("has no position for Kafka partitions [%1$s-0, %1$s-1, %1$s-2,"
+          + " %1$s-3]", TOPIC));
+      assertThat(table.load().currentSnapshot().snapshotId()).as("run 2 committed nothing")
           .isEqualTo(before.snapshotId());
 
       // Run 3: restored with sink parallelism 3 and unaligned checkpoints; a TaskManager kill; cancel-with-savepoint.
       producer.allowed.set(2 * third);
-      String run3 = submit(cluster, bootstrap, warehouse, 3, true, StateOnlyOffsets.restoreOnly(JOB), savepoint1,
+      String run3 = submit(cluster, bootstrap, catalog, 3, true, StateOnlyOffsets.restoreOnly(JOB), savepoint1,
           100);
-      List<String> busy = runningTaskManagers(cluster, run3, Duration.ofMinutes(3));
+      jobs.add(run3);
+      TaskManagerKills.awaitRunning(cluster, run3, Duration.ofMinutes(3));
       assertThat(cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored").path("external_path")
           .asText()).as("run 3 restored from the savepoint").isEqualTo(savepoint1);
-      awaitCommittedRows(warehouse, third + share(random, 0, third / 2), producer, wait);
+      awaitCommittedRows(table, third + share(random, 0, third / 2), producer, wait);
       log(start, "run 3 running%n");
-      String victim = busy.get(random.nextInt(busy.size()));
-      long restarts = cluster.jobMetric(run3, "numRestarts");
-      log(start, "run 3 (sink parallelism 3, unaligned): SIGKILL of %s at %d committed"
-          + " rows%n", victim, committedRows(warehouse));
-      cluster.kill(victim);
-      cluster.startTaskManager();
-      awaitRestart(cluster, run3, restarts);
-      log(start, "run 3 running again%n");
+      TaskManagerKills.Kill kill = TaskManagerKills.aim(cluster, run3,
+          running -> running.anyTaskManager(random));
+      log(start, "run 3 (sink parallelism 3, unaligned): SIGKILL of %s (running %d of the job's %d subtasks) at %d"
+          + " committed rows%n", kill.victim(), kill.before().on(kill.victim()).size(),
+          kill.before().subtasks().size(), table.committedRows());
+      TaskManagerKills.Restart restart = kill.execute();
+      log(start, "run 3 running again: %s%n", restart);
       JsonNode restored = cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored");
-      awaitCommittedRows(warehouse, third + share(random, third / 2, third), producer, wait);
+      awaitCommittedRows(table, third + share(random, third / 2, third), producer, wait);
       Unaligned unaligned = unaligned(cluster, run3);
       log(start, "run 3 checkpoints: %s%n", checkpointStats(cluster, run3));
       String savepoint2 = cluster.cancelWithSavepoint(run3, savepoints, Duration.ofMinutes(2));
       assertThat(cluster.awaitTerminal(run3, Duration.ofMinutes(1))).isEqualTo("CANCELED");
       log(start, "run 3 restarted from checkpoint %s after the kill; %s; cancelled with"
           + " savepoint %s at %d committed rows%n", restored.path("id").asText("?"), unaligned, savepoint2,
-          committedRows(warehouse));
+          table.committedRows());
       assertThat(unaligned.completed()).as("run 3 completed unaligned checkpoints: %s", unaligned).isPositive();
 
       // Run 4: restored with sink parallelism 2, aligned, to the end of the topic.
       producer.allowed.set(messages);
-      String run4 = submit(cluster, bootstrap, warehouse, 2, false, StateOnlyOffsets.restoreOnly(JOB), savepoint2,
+      String run4 = submit(cluster, bootstrap, catalog, 2, false, StateOnlyOffsets.restoreOnly(JOB), savepoint2,
           100);
+      jobs.add(run4);
       try {
         producer.join(Duration.ofMinutes(TestScale.pick(2, 20)));
         // the last records are held until a watermark passes them: a drained stop sends the final one
-        awaitCommittedRows(warehouse, messages - messages / 100, producer, wait);
+        awaitCommittedRows(table, messages - messages / 100, producer, wait);
         log(start, "run 4 checkpoints: %s%n", checkpointStats(cluster, run4));
       } finally {
         producer.interrupt();
@@ -160,16 +157,21 @@ class FlinkKafkaRescaleIT {
             .toString()));
       }
       assertThat(cluster.awaitTerminal(run4, Duration.ofMinutes(2))).isEqualTo("FINISHED");
-      awaitCommittedRows(warehouse, messages, producer, Duration.ofMinutes(1));
+      awaitCommittedRows(table, messages, producer, Duration.ofMinutes(1));
       log(start, "run 4 drained and stopped; every message committed%n");
 
-      Map<Long, Long> topic = FlinkKafkaProcessIT.readTopic(bootstrap);
-      Audit audit = Audit.of(table(warehouse), FlinkKafkaProcessIT.JOB_ID, topic);
+      Map<Long, Long> topic = TopicProducer.readTopic(bootstrap, TOPIC);
+      Audit audit = Audit.of(table.load(), FlinkKafkaProcessIT.JOB_ID, topic);
       log(start, "audit: %s%n", audit);
       assertThat(topic).as("the topic holds every message once").hasSize((int) messages);
       assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
       assertThat(audit.losses()).as("losses: %s", audit).isZero();
       assertThat(audit.unknown()).as("rows of no message: %s", audit).isZero();
+    } finally {
+      producer.interrupt();
+      for (String job : jobs) {
+        FlinkKafkaProcessIT.cancelIfRunning(cluster, job);
+      }
     }
   }
 
@@ -182,10 +184,6 @@ class FlinkKafkaRescaleIT {
   /** A seeded row count between {@code from + 20 %} and {@code from + 60 %} of {@code to - from}. */
   private static long share(Random random, long from, long to) {
     return from + (long) ((0.2 + 0.4 * random.nextDouble()) * (to - from));
-  }
-
-  private static Table table(String warehouse) {
-    return IcebergFlinkSinkIT.load(warehouse, FlinkKafkaProcessIT.TABLE);
   }
 
   private static String firstLine(String text) {
@@ -230,7 +228,8 @@ class FlinkKafkaRescaleIT {
    * Submits the job through the REST endpoint: {@code KafkaSource} with one subtask per partition → map → the
    * Lakecommit sink with {@code sinkParallelism}, restored from {@code savepoint} if not null.
    */
-  private static String submit(FlinkProcessCluster cluster, String bootstrap, String warehouse, int sinkParallelism,
+  private static String submit(FlinkProcessCluster cluster, String bootstrap, Map<String, String> catalog,
+      int sinkParallelism,
       boolean unaligned, OffsetsInitializer offsets, String savepoint, int restartAttempts) throws Exception {
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
@@ -268,7 +267,7 @@ class FlinkKafkaRescaleIT {
         .transform("event-time release", Types.STRING, new EventTimeRelease()).uid("release")
         .map(new ToRow()).uid("to-row").returns(InternalTypeInfo.of(FlinkKafkaProcessIT.ROW_TYPE))
         .sinkTo(LakecommitFlinkSink.forRowData(FlinkKafkaProcessIT.ROW_TYPE)
-            .iceberg(() -> FlinkKafkaProcessIT.config(warehouse)).jobName(JOB).build())
+            .iceberg(() -> FlinkKafkaProcessIT.config(catalog)).jobName(JOB).build())
         .uid("lakecommit-sink");
     return env.executeAsync(JOB + "-p" + sinkParallelism).getJobID().toString();
   }

@@ -75,6 +75,12 @@ final class FlinkProcessCluster implements AutoCloseable {
     yaml.put("heartbeat.interval", "1000");
     yaml.put("heartbeat.timeout", "8000");
     yaml.put("heartbeat.rpc-failure-threshold", "1");
+    // the REST answers a test polls (deployments, checkpoints, metrics) at most half a second old, not 3 to 10 s
+    yaml.put("web.refresh-interval", "500 ms");
+    yaml.put("metrics.fetcher.update-interval", "500 ms");
+    // The metric fetcher starts no fetch while one is in flight, and one that asks a SIGKILLed TaskManager for its
+    // metrics waits this long (default 10 minutes): numRestarts would stand still that long after a kill.
+    yaml.put("web.timeout", "30 s");
     yaml.put("taskmanager.memory.process.size", "1024m");
     yaml.put("taskmanager.memory.framework.heap.size", "64m");
     yaml.put("taskmanager.memory.framework.off-heap.size", "64m");
@@ -133,11 +139,18 @@ final class FlinkProcessCluster implements AutoCloseable {
     return taskManagers.entrySet().stream().filter(e -> e.getValue().isAlive()).map(Map.Entry::getKey).toList();
   }
 
-  /** SIGKILL of a TaskManager process; returns once it is gone. */
+  /**
+   * SIGKILL of a live TaskManager process; returns once it is gone. A TaskManager that is already gone is an error:
+   * the kill would inject no fault.
+   */
   synchronized void kill(String taskManager) throws InterruptedException {
     Process process = taskManagers.get(taskManager);
     if (process == null) {
       throw new IllegalArgumentException("No TaskManager " + taskManager + " (have " + taskManagers.keySet() + ")");
+    }
+    if (!process.isAlive()) {
+      throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") is already gone"
+          + " (exit status " + process.exitValue() + "); live ones: " + liveTaskManagers());
     }
     if (!process.destroyForcibly().waitFor(30, TimeUnit.SECONDS)) {
       throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") survived SIGKILL");
@@ -239,6 +252,21 @@ final class FlinkProcessCluster implements AutoCloseable {
     }
   }
 
+  /** Cancels the job ({@code PATCH /jobs/<id>}); returns once the JobManager accepted the request. */
+  void cancel(String jobId) throws IOException {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + restPort + "/jobs/" + jobId))
+        .timeout(Duration.ofSeconds(10)).method("PATCH", HttpRequest.BodyPublishers.noBody()).build();
+    try {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      if (response.statusCode() != 200 && response.statusCode() != 202) {
+        throw new IOException("PATCH /jobs/" + jobId + ": HTTP " + response.statusCode() + " " + response.body());
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("Interrupted: PATCH /jobs/" + jobId, e);
+    }
+  }
+
   /** The job's status as the JobManager reports it ({@code RUNNING}, {@code FAILED}, ...). */
   String jobStatus(String jobId) throws IOException {
     return rest("/jobs/" + jobId).path("state").asText();
@@ -263,6 +291,28 @@ final class FlinkProcessCluster implements AutoCloseable {
       return node.path("value").asLong(-1);
     }
     return -1;
+  }
+
+  /**
+   * Lines of the TaskManagers' logs (those of killed ones included) that contain every one of {@code texts}: what
+   * the job's tasks met, across restarts that reset their metrics.
+   */
+  long taskManagerLogLines(String... texts) throws IOException {
+    long count = 0;
+    List<String> names;
+    synchronized (this) {
+      names = new ArrayList<>(taskManagers.keySet());
+    }
+    for (String name : names) {
+      Path log = dir.resolve(name + ".log");
+      if (!Files.exists(log)) {
+        continue;
+      }
+      try (var lines = Files.lines(log, StandardCharsets.ISO_8859_1)) {   // any byte decodes
+        count += lines.filter(line -> Arrays.stream(texts).allMatch(line::contains)).count();
+      }
+    }
+    return count;
   }
 
   private void checkJobManagerAlive() {
