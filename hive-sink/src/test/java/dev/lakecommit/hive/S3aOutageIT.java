@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CheckpointStore;
 import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.ForwardingSourceReader;
 import dev.lakecommit.core.runtime.LocalBlobStore;
 import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.core.testing.Audit;
@@ -13,7 +14,6 @@ import dev.lakecommit.staging.testing.FaultInjectingS3Proxy;
 import dev.lakecommit.staging.testing.FaultRule;
 import dev.lakecommit.staging.testing.FaultRule.Fault;
 import dev.lakecommit.staging.testing.S3TestServer;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -90,27 +90,14 @@ class S3aOutageIT {
   private CheckpointedSource<Record> source(Duration outage, AtomicLong startedAt) {
     CheckpointedSource<Record> rows = HiveTestData.source(ROWS, HiveTestData.MIXED);
     return position -> {
-      CheckpointedSource.SourceReader<Record> reader = rows.open(position);
-      return new CheckpointedSource.SourceReader<>() {
+      return new ForwardingSourceReader<>(rows.open(position)) {
         @Override
-        public Record next() throws IOException {
-          Record row = reader.next();
-          if (row != null && (Long) row.getField("id") == 2 * CHECKPOINT_EVERY && startedAt.get() == 0) {
+        protected void onRecord(Record row) {
+          if ((Long) row.getField("id") == 2 * CHECKPOINT_EVERY && startedAt.get() == 0) {
             startedAt.set(System.nanoTime());
             proxy.rules(FaultRule.everyRequest(1.0, Fault.RESET, Fault.SLOW_DOWN, Fault.INTERNAL_ERROR));
             timer.schedule(() -> proxy.rules(), outage.toMillis(), TimeUnit.MILLISECONDS);
           }
-          return row;
-        }
-
-        @Override
-        public byte[] position() {
-          return reader.position();
-        }
-
-        @Override
-        public void close() throws IOException {
-          reader.close();
         }
       };
     };
