@@ -42,12 +42,17 @@ public final class RateLimitedSource<T> implements CheckpointedSource<T> {
   private final Clock clock;
 
   private RateLimitedSource(CheckpointedSource<T> source, double recordsPerSecond, Clock clock) {
-    if (!(recordsPerSecond > 0) || Double.isInfinite(recordsPerSecond)) {
-      throw new IllegalArgumentException("Records per second must be a positive number: " + recordsPerSecond);
-    }
+    checkRate(recordsPerSecond);
     this.source = source;
     this.recordsPerSecond = recordsPerSecond;
     this.clock = clock;
+  }
+
+  /** Fails unless {@code recordsPerSecond} is a positive, finite number. */
+  public static void checkRate(double recordsPerSecond) {
+    if (!(recordsPerSecond > 0) || Double.isInfinite(recordsPerSecond)) {
+      throw new IllegalArgumentException("Records per second must be a positive number: " + recordsPerSecond);
+    }
   }
 
   /** {@code source} read at no more than {@code recordsPerSecond} records per second. */

@@ -75,9 +75,12 @@ public final class RuntimeOptions {
       throw new IllegalArgumentException("Invalid option --max-uncommitted-checkpoints: " + maxUncommittedCheckpoints
           + " (must be >= 0)");
     }
-    if (maxRecordsPerSecond != null && !(maxRecordsPerSecond > 0 && maxRecordsPerSecond < Double.POSITIVE_INFINITY)) {
-      throw new IllegalArgumentException("Invalid option --max-records-per-second: " + maxRecordsPerSecond
-          + " (must be > 0)");
+    if (maxRecordsPerSecond != null) {
+      try {
+        RateLimitedSource.checkRate(maxRecordsPerSecond);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("Invalid option --max-records-per-second: " + e.getMessage(), e);
+      }
     }
     if (stallTimeout.isNegative() || stallTimeout.isZero()) {
       throw new IllegalArgumentException("Invalid option --stall-timeout: " + stallTimeout + " (must be > 0)");
