@@ -87,7 +87,8 @@ class HiveS3FaultsIngestIT {
 
   private static CliRun run(String... args) {
     List<String> all = new ArrayList<>(List.of(args));
-    all.addAll(List.of("--target", "hive", "--metastore-uri", hms.uri()));
+    // --verbose: a failure under faults shows where it came from
+    all.addAll(List.of("--target", "hive", "--metastore-uri", hms.uri(), "--verbose"));
     all.addAll(s3a());
     return CliRun.of(all.toArray(String[]::new));
   }

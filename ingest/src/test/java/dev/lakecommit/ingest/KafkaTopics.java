@@ -3,9 +3,14 @@ package dev.lakecommit.ingest;
 import dev.lakecommit.core.testing.KafkaBroker;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -64,11 +69,28 @@ final class KafkaTopics {
     }
   }
 
-  /** Sends ids {@code [from, to)} into the producer's open transaction. */
+  /**
+   * Sends ids {@code [from, to)} into the producer's open transaction. A send that failed before it was queued (the
+   * topic's metadata not found within {@code max.block.ms}, say, in a broker outage) is thrown at once: each later
+   * send would wait as long again before the transaction could be aborted.
+   *
+   * @throws KafkaException the error of the first send that failed at once
+   */
   static void send(KafkaProducer<String, String> producer, String topic, long from, long to) {
     for (long id = from; id < to; id++) {
       // stamped with the event time, as event pipelines do: the reader orders a poll's records by it
-      producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
+      Future<RecordMetadata> sent =
+          producer.send(new ProducerRecord<>(topic, null, eventTime(id), Long.toString(id), value(id)));
+      if (sent.isDone()) {
+        try {
+          sent.get();
+        } catch (ExecutionException e) {
+          throw e.getCause() instanceof KafkaException kafka ? kafka : new KafkaException(e.getCause());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new InterruptException(e);
+        }
+      }
     }
   }
 
