@@ -22,7 +22,6 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.LocatedFileStatus;
 import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.iceberg.exceptions.NotFoundException;
-import org.apache.iceberg.hadoop.HadoopInputFile;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.InputFile;
@@ -268,7 +267,7 @@ abstract class Storage implements Closeable {
 
     @Override
     InputFile open(String location) {
-      return HadoopInputFile.fromPath(new org.apache.hadoop.fs.Path(location), fs, fs.getConf());
+      return new HadoopFileInput(fs, new org.apache.hadoop.fs.Path(location), -1);
     }
 
     @Override

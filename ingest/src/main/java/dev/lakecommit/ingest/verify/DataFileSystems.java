@@ -1,17 +1,15 @@
 package dev.lakecommit.ingest.verify;
 
+import dev.lakecommit.ingest.source.HadoopFileInput;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FSDataInputStream;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
-import org.apache.iceberg.hadoop.HadoopInputFile;
 import org.apache.parquet.hadoop.util.HadoopStreams;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.SeekableInputStream;
@@ -72,75 +70,9 @@ final class DataFileSystems implements Closeable {
     };
   }
 
-  /**
-   * {@code file} as Iceberg's input file, through this object's file system. Not a {@link HadoopInputFile}: Iceberg's
-   * Parquet reader turns one of those into Parquet's own Hadoop input file, which gets a new file system from the
-   * configuration. Its streams are not Iceberg's Hadoop streams either: Iceberg's Parquet reader unwraps one of those
-   * to the Hadoop stream inside and drops the wrapper, whose finalizer then closes that stream under the reader at
-   * the next garbage collection ("Stream is closed!" in the middle of a file, seen on S3A).
-   */
+  /** {@code file} as Iceberg's input file, through this object's file system (see {@link HadoopFileInput}). */
   org.apache.iceberg.io.InputFile iceberg(FileStatus file) throws IOException {
-    FileSystem fs = of(file.getPath());
-    String location = file.getPath().toString();
-    return new org.apache.iceberg.io.InputFile() {
-      @Override
-      public long getLength() {
-        return file.getLen();
-      }
-
-      @Override
-      public org.apache.iceberg.io.SeekableInputStream newStream() {
-        try {
-          return new HadoopStream(fs.open(file.getPath()));
-        } catch (IOException e) {
-          throw new UncheckedIOException("Cannot open " + location + ": " + e.getMessage(), e);
-        }
-      }
-
-      @Override
-      public String location() {
-        return location;
-      }
-
-      @Override
-      public boolean exists() {
-        return true;
-      }
-    };
-  }
-
-  /** A Hadoop stream as Iceberg's, which Iceberg's readers keep (and close) rather than unwrap. */
-  private static final class HadoopStream extends org.apache.iceberg.io.SeekableInputStream {
-    private final FSDataInputStream in;
-
-    HadoopStream(FSDataInputStream in) {
-      this.in = in;
-    }
-
-    @Override
-    public long getPos() throws IOException {
-      return in.getPos();
-    }
-
-    @Override
-    public void seek(long newPos) throws IOException {
-      in.seek(newPos);
-    }
-
-    @Override
-    public int read() throws IOException {
-      return in.read();
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      return in.read(b, off, len);
-    }
-
-    @Override
-    public void close() throws IOException {
-      in.close();
-    }
+    return new HadoopFileInput(of(file.getPath()), file.getPath(), file.getLen());
   }
 
   /** Closes every file system opened; the first failure is thrown once all were tried. */
