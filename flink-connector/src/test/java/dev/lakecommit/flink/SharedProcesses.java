@@ -21,11 +21,16 @@ import java.util.stream.Stream;
  * <p>What the tests keep to so that they can share: each writes its own topic, table (in its own warehouse or
  * database), job name and savepoint directory; each ends its jobs before it returns (a failed test cancels them);
  * each replaces a TaskManager it kills, so the next test finds {@value #TASK_MANAGERS} live ones.
+ *
+ * <p>With {@code -D}{@value #KEEP_PROPERTY}{@code =true} the directory (the JobManager's and TaskManagers' logs,
+ * checkpoints, savepoints, the broker's data) is kept at exit and its path printed, for reading a failed run.
  */
 final class SharedProcesses {
   /** Slots per TaskManager: the rescale test's job takes 4 (a source subtask per partition, slot sharing). */
   static final int SLOTS = 3;
   static final int TASK_MANAGERS = 2;
+  /** The system property that keeps the processes' directory at exit. */
+  static final String KEEP_PROPERTY = "lakecommit.test.keep-processes-dir";
 
   private static SharedProcesses instance;
 
@@ -97,7 +102,11 @@ final class SharedProcesses {
         if (postgres != null) {
           postgres.close();
         }
-        deleteRecursively(dir);
+        if (Boolean.getBoolean(KEEP_PROPERTY)) {
+          System.out.printf("SharedProcesses: kept %s (-D%s)%n", dir, KEEP_PROPERTY);
+        } else {
+          deleteRecursively(dir);
+        }
       }
     }
   }

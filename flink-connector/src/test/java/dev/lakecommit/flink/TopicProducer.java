@@ -21,6 +21,14 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * Writes a topic of the process-level tests: {@code "<id>,<send time ms>"} for ids 0..count-1 at about {@code rate}
  * per second, idempotently, the send time also the record's timestamp (the job's event time); {@link #allowed} holds
  * it back until the test's next fault is due. {@link #readTopic} reads the topic back for the audit.
+ *
+ * <p>The last {@link #finalMessages()} ids are one per partition, sent after all others with one event time above
+ * all others: the end marks of the topic. A job that reads with monotonous event-time watermarks through {@link
+ * EventTimeRelease} passes on every other message only once its watermark is above their event times, which needs
+ * every partition's end mark read; the end marks themselves wait for the final watermark of a drained stop. So a
+ * table that holds every message but the end marks proves that the job has read the whole topic, and only then may
+ * a test stop it with a drain: a drained stop ends the sources where they are, and what they have not read yet is
+ * never read (a -Plong run stopped 85 s behind the topic lacked its last 7,129 messages).
  */
 final class TopicProducer extends Thread {
   final AtomicLong sent = new AtomicLong();
@@ -29,16 +37,28 @@ final class TopicProducer extends Thread {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final String bootstrap;
   private final String topic;
+  private final int partitions;
   private final long count;
   private final int rate;
 
-  TopicProducer(String bootstrap, String topic, long count, int rate) {
+  /** A producer of {@code count} messages to {@code topic} of {@code partitions} partitions (at most count). */
+  TopicProducer(String bootstrap, String topic, int partitions, long count, int rate) {
     super("kafka-test-producer-" + topic);
+    if (partitions < 1 || partitions > count) {
+      throw new IllegalArgumentException("Invalid partition count " + partitions + " for " + count + " messages to "
+          + topic + " (must be 1 to the message count: the last message of each partition is its end mark)");
+    }
     setDaemon(true);
     this.bootstrap = bootstrap;
     this.topic = topic;
+    this.partitions = partitions;
     this.count = count;
     this.rate = rate;
+  }
+
+  /** The end marks (see the class comment): the last messages, one per partition, released by a drained stop only. */
+  long finalMessages() {
+    return partitions;
   }
 
   @Override
@@ -53,6 +73,9 @@ final class TopicProducer extends Thread {
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
       long due = System.nanoTime();
+      long firstEndMark = count - partitions;
+      long latest = Long.MIN_VALUE;
+      long endTime = Long.MIN_VALUE;
       for (long id = 0; id < count; id++) {
         while (id >= allowed.get()) {
           Thread.sleep(20);   // held back by the test until its next fault is due
@@ -64,7 +87,19 @@ final class TopicProducer extends Thread {
           Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));   // rate limiting
         }
         long now = System.currentTimeMillis();
-        producer.send(new ProducerRecord<>(topic, null, now, Long.toString(id), id + "," + now),
+        ProducerRecord<String, String> record;
+        if (id < firstEndMark) {
+          latest = Math.max(latest, now);
+          record = new ProducerRecord<>(topic, null, now, Long.toString(id), id + "," + now);
+        } else {
+          // an end mark: in its own partition, after the partition's other messages, above all their event times
+          if (endTime == Long.MIN_VALUE) {
+            endTime = Math.max(now, latest + 1);
+          }
+          record = new ProducerRecord<>(topic, (int) (id - firstEndMark), endTime, Long.toString(id),
+              id + "," + endTime);
+        }
+        producer.send(record,
             (metadata, e) -> {
               if (e != null) {
                 failure.compareAndSet(null, e);
