@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
@@ -21,6 +22,10 @@ import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.table.api.DataTypes;
+import org.apache.flink.table.api.Table;
+import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -46,7 +51,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * A job whose result is a changelog: {@code SELECT word, SUM(v), COUNT(*) FROM events GROUP BY word} over a stream
  * of inserts and retractions, with the rows Flink SQL's group aggregate emits: INSERT, UPDATE_BEFORE, UPDATE_AFTER
- * and DELETE (a group whose last row is retracted is deleted, and inserted again by its next row). Into an Iceberg table in
+ * and DELETE (a group whose last row is retracted is deleted, and inserted again by its next row) — run by Flink
+ * SQL's planner itself, and by a keyed function that emits the same rows (its failure is injected in the aggregate). Into an Iceberg table in
  * mode UPSERT keyed by {@code word} the table ends with one row per group at its final value; into an append-only
  * table the job fails naming the row kind.
  */
@@ -129,10 +135,40 @@ class FlinkChangelogIT {
   }
 
   /**
+   * The query's changelog from Flink SQL itself: the events become a table of inserts and retractions ({@code
+   * fromChangelogStream}), the planner runs {@code SELECT word, SUM(v) AS total, COUNT(*) AS cnt FROM events GROUP
+   * BY word}, and its changelog ({@code toChangelogStream}: rows with their row kinds) goes to the sink as {@code
+   * RowData} of {@link #ROW_TYPE}. With {@code failAt >= 0} the events' source side fails once at that event.
+   */
+  static DataStream<RowData> sqlChangelog(StreamExecutionEnvironment env, double eventsPerSecond, long failAt) {
+    StreamTableEnvironment tables = StreamTableEnvironment.create(env);
+    DataStream<Row> events = env.fromSource(new DataGeneratorSource<>(i -> i, (long) WORDS * ROUNDS,
+            RateLimiterStrategy.perSecond(eventsPerSecond), Types.LONG), WatermarkStrategy.noWatermarks(), "events")
+        .uid("events").setParallelism(1)
+        .map(i -> {
+          if (i == failAt && INJECTED.compareAndSet(0, 1)) {
+            throw new IllegalStateException("Injected failure at event " + i);
+          }
+          return event(i);
+        }).uid("event-rows").setParallelism(1)
+        .returns(Types.ROW_NAMED(new String[] {"word", "v"}, Types.STRING, Types.LONG));
+    tables.createTemporaryView("events", tables.fromChangelogStream(events,
+        org.apache.flink.table.api.Schema.newBuilder()
+            .column("word", DataTypes.STRING())
+            .column("v", DataTypes.BIGINT())
+            .build(),
+        ChangelogMode.all()));
+    Table counts = tables.sqlQuery("SELECT word, SUM(v) AS total, COUNT(*) AS cnt FROM events GROUP BY word");
+    return tables.toChangelogStream(counts)
+        .map(row -> (RowData) GenericRowData.ofKind(row.getKind(),
+            StringData.fromString((String) row.getField("word")), row.getField("total"), row.getField("cnt")))
+        .returns(InternalTypeInfo.of(ROW_TYPE));
+  }
+
+  /**
    * {@code SELECT word, SUM(v) AS total, COUNT(*) AS cnt FROM events GROUP BY word} over a stream of inserts and
    * retractions, emitting what Flink SQL's group aggregate emits: +I for a new group, -U/+U for a changed one, -D
-   * for a group whose last row was retracted (Flink's SQL planner is not on this module's test classpath: it needs
-   * Scala 2.12, and the Kafka broker of the process tests brings Scala 2.13).
+   * for a group whose last row was retracted ({@link #sqlChangelog} has the planner run the query itself).
    */
   static final class GroupAggregate extends KeyedProcessFunction<String, Long, RowData> {
     private final long failAt;
@@ -194,7 +230,24 @@ class FlinkChangelogIT {
 
   @Test
   void aGroupByChangelogUpsertsToOneRowPerKeyAtItsFinalValue() throws Exception {
-    upsertChangelog("upsert", -1, 0);
+    upsertChangelog("upsert", env -> changelog(env, 60, -1), 0);
+  }
+
+  /** The changelog of Flink SQL's own group aggregate (the planner runs the query), into the upsert table. */
+  @Test
+  void aFlinkSqlGroupByChangelogUpsertsToOneRowPerKeyAtItsFinalValue() throws Exception {
+    upsertChangelog("sql", env -> sqlChangelog(env, 60, -1), 0);
+  }
+
+  /**
+   * The SQL job fails after several commits; Flink restores the SQL aggregate's state and replays the changelog
+   * after the last checkpoint, and the table ends as without the failure.
+   */
+  @Test
+  void aFailoverOfTheFlinkSqlJobEndsWithTheSameFinalValues() throws Exception {
+    INJECTED.set(0);
+    upsertChangelog("sql-failover", env -> sqlChangelog(env, 60, (long) WORDS * ROUNDS * 2 / 3), 2);
+    assertThat(INJECTED.get()).as("the injected failure happened").isEqualTo(1);
   }
 
   /**
@@ -205,15 +258,16 @@ class FlinkChangelogIT {
   @Test
   void aFailoverInTheMiddleOfTheChangelogEndsWithTheSameFinalValues() throws Exception {
     INJECTED.set(0);
-    upsertChangelog("failover", (long) WORDS * ROUNDS * 2 / 3, 2);
+    upsertChangelog("failover", env -> changelog(env, 60, (long) WORDS * ROUNDS * 2 / 3), 2);
     assertThat(INJECTED.get()).as("the injected failure happened").isEqualTo(1);
   }
 
-  private void upsertChangelog(String name, long failAt, int restarts) throws Exception {
+  private void upsertChangelog(String name, Function<StreamExecutionEnvironment, DataStream<RowData>> job,
+      int restarts) throws Exception {
     String warehouse = dir.resolve(name).toString();
     String table = "db.counts";
     StreamExecutionEnvironment env = TestJobs.environment(2, restarts);
-    changelog(env, 60, failAt)
+    job.apply(env)
         .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE)
             .iceberg(() -> config(warehouse, table, CommitMode.UPSERT))
             .jobName("counts")
