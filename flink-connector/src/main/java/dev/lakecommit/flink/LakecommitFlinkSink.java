@@ -159,8 +159,8 @@ public final class LakecommitFlinkSink
    * @throws UncheckedIOException if the claim cannot be written: the job is not submitted
    */
   long claimRunEpoch() {
-    try {
-      SinkRecipe.CoreSink core = target.open(rowType);
+    SinkRecipe.CoreSink core = target.open(rowType);
+    try (var sink = core.sink()) {
       epoch = core.claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
       tableIdentity = core.identity();
     } catch (IOException e) {
@@ -363,8 +363,12 @@ public final class LakecommitFlinkSink
             + " Hive table");
       }
       String id = jobId != null ? jobId : derivedJobId();
-      target.open(rowType);
-      return new LakecommitFlinkSink(this, id);
+      try (var sink = target.open(rowType).sink()) {
+        return new LakecommitFlinkSink(this, id);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot close the catalog of " + target.table() + " after checking the table",
+            e);
+      }
     }
 
     private String derivedJobId() {

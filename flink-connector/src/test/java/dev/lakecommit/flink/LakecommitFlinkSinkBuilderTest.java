@@ -37,6 +37,26 @@ class LakecommitFlinkSinkBuilderTest {
         .hasMessageContaining("Invalid job id: 'no spaces'");
   }
 
+  /** Building the sink and claiming its run's epoch (on the client) close every catalog they open. */
+  @Test
+  void buildingAndClaimingAnEpochCloseTheCatalogsTheyOpen() {
+    String warehouse = dir.toString();
+    int opened = CountingHadoopCatalog.INITIALIZED.get();
+    int closed = CountingHadoopCatalog.CLOSED.get();
+    LakecommitFlinkSink sink = LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+        .iceberg(() -> IcebergSinkConfig.builder()
+            .catalogProperties(Map.of("catalog-impl", CountingHadoopCatalog.class.getName(), "warehouse", warehouse))
+            .table("db.orders")
+            .createTable(TestJobs.SCHEMA, java.util.List.of("part"))
+            .build())
+        .jobName("counted")
+        .build();
+    assertThat(sink.claimRunEpoch()).isPositive();
+    assertThat(CountingHadoopCatalog.INITIALIZED.get() - opened).as("catalogs opened").isPositive();
+    assertThat(CountingHadoopCatalog.CLOSED.get() - closed).as("catalogs closed")
+        .isEqualTo(CountingHadoopCatalog.INITIALIZED.get() - opened);
+  }
+
   @Test
   void derivesTheJobIdFromTableAndName() throws Exception {
     String warehouse = dir.toString();
