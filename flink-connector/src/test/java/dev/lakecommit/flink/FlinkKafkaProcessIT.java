@@ -23,6 +23,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.core.execution.CheckpointingMode;
+import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -33,6 +34,8 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.flink.CatalogLoader;
+import org.apache.iceberg.flink.TableLoader;
 import org.apache.iceberg.types.Types.LongType;
 import org.apache.iceberg.types.Types.NestedField;
 import org.apache.iceberg.types.Types.StringType;
@@ -113,7 +116,43 @@ class FlinkKafkaProcessIT {
 
   @Test
   void kafkaToIcebergUnderTaskManagerKillsABrokerRestartAndACatalogOutage() throws Exception {
-    long seed = TestScale.seed();
+    Result result = run(dir, TestScale.seed(), SinkUnderTest.LAKECOMMIT, TOPIC, "flink_kafka_process");
+    assertThat(result.topicMessages()).as("the topic holds every message once").isEqualTo(result.messages());
+    LakeTableView.Audit audit = result.audit();
+    assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
+    assertThat(audit.losses()).as("losses: %s", audit).isZero();
+    assertThat(audit.unknown()).as("rows of no message: %s", audit).isZero();
+    assertThat(audit.outOfOrderRate()).as("out-of-order rate (DESIGN.md: at most 0.1 %%): %s", audit)
+        .isLessThanOrEqualTo(0.001);
+    if (result.shortOfRows() != null) {
+      throw result.shortOfRows();
+    }
+  }
+
+  /** The sink the job writes with: Lakecommit's, or Iceberg's own {@code IcebergSink} (the peer). */
+  enum SinkUnderTest { LAKECOMMIT, ICEBERG_SINK }
+
+  /**
+   * What a run left: the audit of its table against its topic, how many messages the topic holds (under
+   * read_committed), and, if the table still lacked rows a minute after the job's end, that failure.
+   */
+  record Result(SinkUnderTest sink, long seed, long messages, long topicMessages, long restarts,
+      LakeTableView.Audit audit, AssertionError shortOfRows) {
+    @Override
+    public String toString() {
+      return String.format("%-12s seed %d: %s; job restarts %d; topic %d of %d messages%s", sink, seed, audit,
+          restarts, topicMessages, messages, shortOfRows == null ? "" : "; " + shortOfRows.getMessage());
+    }
+  }
+
+  /**
+   * The scenario: a producer writes {@code topic} while the job reads it into an Iceberg table (in the JDBC
+   * catalog of PostgreSQL database {@code database}) with {@code sink}, under the seeded faults; the job is stopped
+   * with a drain once it has read the whole topic, and its table audited against the topic. Asserts what the
+   * faults must have caused (a restart per kill; for Lakecommit's sink, failed commit attempts during each catalog
+   * outage); the audit's figures are the caller's to assert.
+   */
+  static Result run(Path dir, long seed, SinkUnderTest sink, String topicName, String database) throws Exception {
     long messages = TestScale.pick(20_000, 1_000_000);
     int kills = TestScale.pick(2, 6);
     int brokerRestarts = TestScale.pick(1, 2);
@@ -126,8 +165,8 @@ class FlinkKafkaProcessIT {
     faults.addAll(Collections.nCopies(outages, Fault.CATALOG_OUTAGE));
     Collections.shuffle(faults, random);
     faults.add(0, Fault.KILL_AT_COMMIT);
-    System.out.printf("FlinkKafkaProcessIT seed=%d (rerun with -Dlakecommit.seed=%d): %d messages at %d/s, faults"
-        + " %s%n", seed, seed, messages, rate, faults);
+    System.out.printf("FlinkKafkaProcessIT %s seed=%d (rerun with -Dlakecommit.seed=%d): %d messages at %d/s,"
+        + " faults %s%n", sink, seed, seed, messages, rate, faults);
 
     SharedProcesses shared = SharedProcesses.get();
     KafkaBroker kafka = shared.kafka();
@@ -135,16 +174,21 @@ class FlinkKafkaProcessIT {
     EmbeddedPostgres pg = shared.postgres();
     Map<String, String> catalog = Map.of(
         "type", "jdbc",
-        "uri", pg.createDatabase("flink_kafka_process"),
+        "uri", pg.createDatabase(database),
         "jdbc.user", pg.user(),
         "jdbc.password", pg.password(),
         "jdbc.schema-version", "V1",
         "warehouse", dir.resolve("warehouse").toUri().toString());
-    kafka.createTopic(TOPIC, PARTITIONS);
-    TopicProducer producer = new TopicProducer(kafka.bootstrapServers(), TOPIC, PARTITIONS, messages, rate);
+    kafka.createTopic(topicName, PARTITIONS);
+    TopicProducer producer = new TopicProducer(kafka.bootstrapServers(), topicName, PARTITIONS, messages, rate);
     Duration wait = Duration.ofMinutes(TestScale.pick(3, 20));
+    long restarts;
     try (LakeTableView table = new LakeTableView(config(catalog))) {
-      String jobId = submit(cluster, kafka.bootstrapServers(), catalog);
+      if (sink == SinkUnderTest.ICEBERG_SINK) {
+        // Iceberg's sink writes into an existing table
+        table.create(SCHEMA, Map.of("format-version", "2"));
+      }
+      String jobId = submit(cluster, kafka.bootstrapServers(), topicName, catalog, sink);
       try {
         // the producer starts once the job runs, so that the faults meet a job that is reading and committing
         TaskManagerKills.awaitRunning(cluster, jobId, Duration.ofMinutes(3));
@@ -157,7 +201,7 @@ class FlinkKafkaProcessIT {
           long target = i * segment + (long) ((0.2 + 0.4 * random.nextDouble()) * segment);
           awaitCommittedRows(table, target, producer, wait);
           switch (faults.get(i)) {
-            case KILL_AT_COMMIT -> killDuringCommit(cluster, jobId, table);
+            case KILL_AT_COMMIT -> killDuringCommit(cluster, jobId, table, sink);
             case KILL -> {
               TaskManagerKills.Kill kill =
                   TaskManagerKills.aim(cluster, jobId, running -> running.anyTaskManager(random));
@@ -177,7 +221,7 @@ class FlinkKafkaProcessIT {
             case CATALOG_OUTAGE -> {
               // rows keep coming during the outage (into the next segment), so that there are commits to fail
               producer.allowed.set(Math.min(messages, (i + 2) * segment));
-              catalogOutage(i, pg, cluster, jobId, table, 3_000 + random.nextInt(4_000));
+              catalogOutage(i, pg, cluster, jobId, table, 3_000 + random.nextInt(4_000), sink);
             }
           }
         }
@@ -186,10 +230,17 @@ class FlinkKafkaProcessIT {
         // Every message but the topic's end marks: the job has read the whole topic (see TopicProducer), so that the
         // drained stop below, which ends the sources where they are, leaves nothing unread; its final watermark
         // releases the end marks.
-        awaitCommittedRows(table, messages - producer.finalMessages(), producer, wait);
+        try {
+          awaitCommittedRows(table, messages - producer.finalMessages(), producer, wait);
+        } catch (AssertionError peerShort) {
+          if (sink == SinkUnderTest.LAKECOMMIT) {
+            throw peerShort;
+          }
+          // the peer's shortfall is its result: stop it as Lakecommit's job is stopped, and audit its table
+          System.out.println("FlinkKafkaProcessIT " + sink + ": " + peerShort.getMessage());
+        }
         // each kill's restart was seen in the job's deployment; Flink's own count must have them all too (polled:
         // the metric fetcher can lag, see TaskManagerKills.Kill#awaitRestart)
-        long restarts;
         long countDeadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
         while ((restarts = cluster.jobMetric(jobId, "numRestarts")) < kills && System.nanoTime() < countDeadline) {
           Thread.sleep(200);   // polling the REST endpoint
@@ -212,24 +263,18 @@ class FlinkKafkaProcessIT {
         shortOfRows = e;
       }
 
-      Map<Long, Long> topic = TopicProducer.readTopic(kafka.bootstrapServers(), TOPIC);
-      LakeTableView.Audit audit = LakeTableView.Audit.of(table.load(), JOB_ID, topic);
-      System.out.println("FlinkKafkaProcessIT audit: " + audit + "; topic under read_committed: " + topic.size()
-          + " messages" + (shortOfRows == null ? "" : "; " + shortOfRows.getMessage()));
-      assertThat(topic).as("the topic holds every message once").hasSize((int) messages);
-      assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
-      assertThat(audit.losses()).as("losses: %s", audit).isZero();
-      assertThat(audit.unknown()).as("rows of no message: %s", audit).isZero();
-      assertThat(audit.outOfOrderRate()).as("out-of-order rate (DESIGN.md: at most 0.1 %%): %s", audit)
-          .isLessThanOrEqualTo(0.001);
-      if (shortOfRows != null) {
-        throw shortOfRows;
-      }
+      Map<Long, Long> topic = TopicProducer.readTopic(kafka.bootstrapServers(), topicName);
+      // Lakecommit's commits carry the job id; the peer's table holds only the peer job's snapshots
+      LakeTableView.Audit audit = LakeTableView.Audit.of(table.load(),
+          sink == SinkUnderTest.LAKECOMMIT ? JOB_ID : null, topic);
+      Result result = new Result(sink, seed, messages, topic.size(), restarts, audit, shortOfRows);
+      System.out.println("FlinkKafkaProcessIT audit: " + result);
+      return result;
     }
   }
 
-  private static String submit(FlinkProcessCluster cluster, String bootstrap, Map<String, String> catalog)
-      throws Exception {
+  private static String submit(FlinkProcessCluster cluster, String bootstrap, String topicName,
+      Map<String, String> catalog, SinkUnderTest sink) throws Exception {
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
     conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
@@ -245,7 +290,7 @@ class FlinkKafkaProcessIT {
     env.setParallelism(2);
     KafkaSource<String> source = KafkaSource.<String>builder()
         .setBootstrapServers(bootstrap)
-        .setTopics(TOPIC)
+        .setTopics(topicName)
         .setGroupId("lakecommit-it")
         // a first start reads from the beginning; restarts take positions from Flink's state, never reset
         .setStartingOffsets(StateOnlyOffsets.firstStart())
@@ -262,13 +307,24 @@ class FlinkKafkaProcessIT {
     WatermarkStrategy<String> eventTime = WatermarkStrategy.<String>forMonotonousTimestamps()
         .withWatermarkAlignment("kafka-events", Duration.ofMillis(1), Duration.ofMillis(5));
     env.getConfig().setAutoWatermarkInterval(5);
-    env.fromSource(source, eventTime, "kafka").uid("kafka").setParallelism(PARTITIONS)
+    DataStream<RowData> rows = env.fromSource(source, eventTime, "kafka").uid("kafka").setParallelism(PARTITIONS)
         .rebalance()
         .transform("event-time release", Types.STRING, new EventTimeRelease()).uid("release")
-        .map(new ToRow()).uid("to-row").returns(InternalTypeInfo.of(ROW_TYPE))
-        .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE).iceberg(() -> config(catalog)).jobName(JOB_NAME)
-            .build()).uid("lakecommit-sink");
-    return env.executeAsync("kafka-events").getJobID().toString();
+        .map(new ToRow()).uid("to-row").returns(InternalTypeInfo.of(ROW_TYPE));
+    switch (sink) {
+      case LAKECOMMIT -> rows.sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE).iceberg(() -> config(catalog))
+          .jobName(JOB_NAME).build()).uid("lakecommit-sink");
+      case ICEBERG_SINK -> {
+        IcebergSinkConfig config = config(catalog);
+        CatalogLoader loader = CatalogLoader.custom(config.catalogName(), catalog,
+            new org.apache.hadoop.conf.Configuration(), "org.apache.iceberg.jdbc.JdbcCatalog");
+        org.apache.iceberg.flink.sink.IcebergSink.forRowData(rows)
+            .tableLoader(TableLoader.fromCatalog(loader, config.table()))
+            .uidSuffix("iceberg-sink")
+            .append();
+      }
+    }
+    return env.executeAsync("kafka-events-" + sink).getJobID().toString();
   }
 
   /**
@@ -276,13 +332,14 @@ class FlinkKafkaProcessIT {
    * job's next checkpoint completed, so that its commit is under way (or just about to start); then a replacement
    * TaskManager and the job's restart.
    */
-  private static void killDuringCommit(FlinkProcessCluster cluster, String jobId, LakeTableView table)
-      throws Exception {
+  private static void killDuringCommit(FlinkProcessCluster cluster, String jobId, LakeTableView table,
+      SinkUnderTest sink) throws Exception {
     TaskManagerKills.Kill kill = TaskManagerKills.aim(cluster, jobId,
         running -> running.taskManagerOf("Committer", 0));
     long next = awaitNextCheckpoint(cluster, jobId);
     kill.fire();
-    long watermark = table.watermark(JOB_ID);
+    // the last Flink checkpoint whose commit the table holds: Lakecommit's watermark is its own numbering
+    long watermark = sink == SinkUnderTest.LAKECOMMIT ? table.watermark(JOB_ID) : table.icebergFlinkCheckpoint();
     TaskManagerKills.Restart restart = kill.awaitRestart();
     System.out.printf("FlinkKafkaProcessIT fault 0: SIGKILL of %s, the committer's TaskManager (running %d of the"
         + " job's %d subtasks), right after checkpoint %d completed; the table then held the job's commits up to %d"
@@ -298,13 +355,21 @@ class FlinkKafkaProcessIT {
    * left pending, counted in the TaskManagers' logs.
    */
   private static void catalogOutage(int fault, EmbeddedPostgres pg, FlinkProcessCluster cluster, String jobId,
-      LakeTableView table, long outageMs) throws Exception {
+      LakeTableView table, long outageMs, SinkUnderTest sink) throws Exception {
     long rows = table.committedRows();
     long failedBefore = failedCommitLogLines(cluster);
     long restarts = cluster.jobMetric(jobId, "numRestarts");
     long next = awaitNextCheckpoint(cluster, jobId);
     pg.stop();
     Thread.sleep(outageMs);   // the length of the outage, not synchronisation
+    if (sink == SinkUnderTest.ICEBERG_SINK) {
+      // the peer's failed attempts are not in Lakecommit's log lines: its outage is the drawn length
+      pg.start();
+      System.out.printf("FlinkKafkaProcessIT fault %d: catalog outage of %d ms from the completion of checkpoint %d"
+          + " at %d committed rows, %d job restarts%n", fault, outageMs, next, rows,
+          cluster.jobMetric(jobId, "numRestarts") - restarts);
+      return;
+    }
     // The outage lasts until a commit attempt met it (bounded): on a loaded machine the checkpoint whose commit
     // it aimed at can have been committed before the stop, and the next one come late.
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();

@@ -57,6 +57,24 @@ final class LakeTableView implements Closeable {
     return value == null ? 0 : Long.parseLong(value);
   }
 
+  /** Creates the table, unpartitioned, for a sink that writes only into an existing one (Iceberg's own). */
+  void create(org.apache.iceberg.Schema schema, Map<String, String> properties) {
+    catalog.createTable(table, schema, org.apache.iceberg.PartitionSpec.unpartitioned(), properties);
+  }
+
+  /**
+   * The last Flink checkpoint Iceberg's own Flink sink committed, from its current snapshot's summary ({@code
+   * flink.max-committed-checkpoint-id}); 0 if none.
+   */
+  long icebergFlinkCheckpoint() {
+    if (!catalog.tableExists(table)) {
+      return 0;
+    }
+    Snapshot current = load().currentSnapshot();
+    return current == null ? 0
+        : Long.parseLong(current.summary().getOrDefault("flink.max-committed-checkpoint-id", "0"));
+  }
+
   @Override
   public void close() throws IOException {
     if (catalog instanceof Closeable closeable) {
@@ -84,6 +102,7 @@ final class LakeTableView implements Closeable {
               + losses), unknown, outOfOrder, outOfOrderRate(), maxLatenessMs);
     }
 
+    /** The audit of the snapshots of job {@code jobId} (Lakecommit's summary key), or of every snapshot if null. */
     static Audit of(Table table, String jobId, Map<Long, Long> topic) throws IOException {
       List<Snapshot> order = new ArrayList<>();
       for (Snapshot s = table.currentSnapshot(); s != null;
@@ -98,7 +117,7 @@ final class LakeTableView implements Closeable {
       long snapshots = 0;
       long maxLateness = 0;
       for (Snapshot snapshot : order) {
-        if (!jobId.equals(snapshot.summary().get(CommitId.JOB_ID_KEY))) {
+        if (jobId != null && !jobId.equals(snapshot.summary().get(CommitId.JOB_ID_KEY))) {
           continue;
         }
         snapshots++;
