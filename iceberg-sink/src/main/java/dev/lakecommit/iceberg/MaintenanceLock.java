@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.IntConsumer;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableMetadata;
@@ -48,12 +49,25 @@ public final class MaintenanceLock {
   /** How long a lease lasts unless renewed: longer than any one maintenance step, far above clock skew. */
   public static final Duration DEFAULT_DURATION = Duration.ofMinutes(10);
 
+  /**
+   * Commits of the lease (each with Iceberg's own retries) that lost only races to other commits of the table — a
+   * job committing a checkpoint every few tens of milliseconds wins several in a row — before a take, renewal or
+   * release gives up while the lease is still as expected.
+   */
+  static final int MAX_SWAP_COMMITS = 10;
+
   private final Catalog catalog;
   private final TableIdentifier identifier;
   private final Duration duration;
   private final Clock clock;
+  private final IntConsumer attemptHook;
 
   private MaintenanceLock(Catalog catalog, TableIdentifier identifier, Duration duration, Clock clock) {
+    this(catalog, identifier, duration, clock, attempt -> { });
+  }
+
+  private MaintenanceLock(Catalog catalog, TableIdentifier identifier, Duration duration, Clock clock,
+      IntConsumer attemptHook) {
     if (duration.isNegative() || duration.isZero()) {
       throw new IllegalArgumentException(String.format("Invalid lease duration: %s (must be > 0)", duration));
     }
@@ -61,6 +75,7 @@ public final class MaintenanceLock {
     this.identifier = Objects.requireNonNull(identifier, "identifier");
     this.duration = duration;
     this.clock = clock;
+    this.attemptHook = attemptHook;
   }
 
   /** The lock of {@code identifier} in {@code catalog}, whose leases last {@code duration} unless renewed. */
@@ -70,7 +85,12 @@ public final class MaintenanceLock {
 
   /** Test hook: the same lock on another clock (to let leases expire without waiting). */
   MaintenanceLock withClock(Clock other) {
-    return new MaintenanceLock(catalog, identifier, duration, other);
+    return new MaintenanceLock(catalog, identifier, duration, other, attemptHook);
+  }
+
+  /** Test hook: the same lock, calling {@code hook} with the attempt number before each catalog attempt. */
+  MaintenanceLock withAttemptHook(IntConsumer hook) {
+    return new MaintenanceLock(catalog, identifier, duration, clock, hook);
   }
 
   /** Who holds the lease and until when (to the millisecond), as stored in the table. */
@@ -206,23 +226,38 @@ public final class MaintenanceLock {
    * @return false if it was not {@code expected} any more
    */
   private boolean swap(Table table, String expected, String next) {
-    TableOperations ops = ((HasTableOperations) table).operations();
-    try {
-      Transaction txn = Transactions.newTransaction(table.name(), new LeaseGuard(ops, expected));
-      UpdateProperties update = txn.updateProperties();
-      if (next == null) {
-        update.remove(PROPERTY);
-      } else {
-        update.set(PROPERTY, next);
+    int[] attempts = {0};
+    for (int commit = 1; ; commit++) {
+      TableOperations ops = ((HasTableOperations) table).operations();
+      try {
+        Transaction txn = Transactions.newTransaction(table.name(), new LeaseGuard(ops, expected,
+            () -> attemptHook.accept(++attempts[0])));
+        UpdateProperties update = txn.updateProperties();
+        if (next == null) {
+          update.remove(PROPERTY);
+        } else {
+          update.set(PROPERTY, next);
+        }
+        update.commit();
+        txn.commitTransaction();
+        return true;
+      } catch (LeaseMoved e) {
+        LOG.debug("Maintenance lease of {} moved: {}", identifier, e.getMessage());
+        return false;
+      } catch (CommitFailedException e) {
+        // Every retry of the transaction lost to another commit (a job's checkpoint commits); that alone does not
+        // mean the lease moved. A release that gave up here would leave the lease held for its whole duration,
+        // and every round skipped meanwhile.
+        table = load();
+        if (!Objects.equals(table.properties().get(PROPERTY), expected) || commit >= MAX_SWAP_COMMITS) {
+          LOG.debug("Maintenance lease of {} not swapped after {} commits: {}", identifier, commit, e.getMessage());
+          return false;
+        }
+        LOG.debug("Maintenance lease commit of {} lost its races ({}); committing again", identifier,
+            e.getMessage());
+      } catch (CommitStateUnknownException e) {
+        return Objects.equals(load().properties().get(PROPERTY), next);
       }
-      update.commit();
-      txn.commitTransaction();
-      return true;
-    } catch (LeaseMoved | CommitFailedException e) {
-      LOG.debug("Maintenance lease of {} moved: {}", identifier, e.getMessage());
-      return false;
-    } catch (CommitStateUnknownException e) {
-      return Objects.equals(load().properties().get(PROPERTY), next);
     }
   }
 
@@ -233,14 +268,17 @@ public final class MaintenanceLock {
   /** The lease's catalog attempts: each checks that the lease it replaces is still the table's. */
   private static final class LeaseGuard extends ForwardingTableOperations {
     private final String expected;
+    private final Runnable beforeAttempt;
 
-    LeaseGuard(TableOperations delegate, String expected) {
+    LeaseGuard(TableOperations delegate, String expected, Runnable beforeAttempt) {
       super(delegate);
       this.expected = expected;
+      this.beforeAttempt = beforeAttempt;
     }
 
     @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
+      beforeAttempt.run();
       String now = base.properties().get(PROPERTY);
       if (!Objects.equals(now, expected)) {
         throw new LeaseMoved("the table holds " + (now == null ? "no lease" : now) + " now");

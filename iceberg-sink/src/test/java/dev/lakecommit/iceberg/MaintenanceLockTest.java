@@ -118,6 +118,41 @@ class MaintenanceLockTest {
   }
 
   /**
+   * The other way round: before each of the first catalog attempts of every lease commit (take, renewal, release),
+   * a checkpoint commit lands — more in a row than one transaction retries, as a job committing every few tens of
+   * milliseconds does. The lease's commits still land (a release that gave up would leave the lease held for its
+   * whole duration, and every maintenance round skipped meanwhile), and every checkpoint committed once.
+   */
+  @ParameterizedTest
+  @MethodSource("catalogs")
+  void leaseCommitsThatLoseManyRacesToCheckpointCommitsStillLand(String name) throws Exception {
+    CatalogFixture fixture = fixture(name, "races");
+    Table table = TestTables.create(fixture.newCatalog());
+    TableCommitter committer = new TableCommitter(fixture.newCatalog(), TestTables.IDENT, CommitMode.APPEND, null,
+        null, new CommitCounters());
+    int races = 8; // more than Iceberg's commit.retry.num-retries (4) + 1 attempts of one transaction
+    AtomicInteger checkpoints = new AtomicInteger();
+    MaintenanceLock racing = lock(fixture, Duration.ofMinutes(5)).withAttemptHook(attempt -> {
+      if (attempt <= races) {
+        long checkpoint = checkpoints.incrementAndGet();
+        long from = (checkpoint - 1) * 10;
+        CommitOutcome outcome = committer.commit(TestTables.changes(checkpoint,
+            List.of(TestTables.dataFile(table, from, from + 10))));
+        assertThat(outcome).isInstanceOf(CommitOutcome.Committed.class);
+      }
+    });
+
+    MaintenanceLock.Lease lease = racing.tryAcquire("racing").orElseThrow(
+        () -> new AssertionError("the take gave up after losing its races"));
+    assertThat(lease.renew()).as("renewed after losing its races").isTrue();
+    lease.close();
+    assertThat(lock(fixture, Duration.ofMinutes(5)).holder()).as("released after losing its races").isEmpty();
+    assertThat(checkpoints.get()).as("checkpoint commits that raced the lease's").isEqualTo(3 * races);
+    assertThat(TestTables.committedCheckpoints(table)).hasSize(3 * races);
+    assertThat(TestTables.keyCounts(table)).hasSize(3 * races * 10).allSatisfy((k, n) -> assertThat(n).isOne());
+  }
+
+  /**
    * Before each of the first three catalog attempts of every checkpoint commit, another catalog takes, renews and
    * releases the lease, so every commit meets three conflicts: every checkpoint still commits exactly once, within
    * its own transaction's retries (no attempt is left to the retry policy), and the lease keeps working.
