@@ -93,7 +93,6 @@ public class MaintenanceBenchmark {
   private static final Logger LOG = LoggerFactory.getLogger(MaintenanceBenchmark.class);
   private static final JobId JOB = JobId.of("bench-maintenance");
   private static final int PARTITIONS = 2;
-  private static final int ROWS_PER_FILE = 10;
 
   @Param({"1000"})
   public int checkpoints;
@@ -103,6 +102,10 @@ public class MaintenanceBenchmark {
 
   @Param({"50"})
   public int maintainEvery;
+
+  /** Rows each writer writes into each of its 2 partitions per checkpoint: the size of one small file. */
+  @Param({"10"})
+  public int rowsPerFile;
 
   private Path root;
   private Map<String, String> catalogProperties;
@@ -124,7 +127,7 @@ public class MaintenanceBenchmark {
         "fs.file.impl", FastLocalFileSystem.class.getName(),
         "fs.file.impl.disable.cache", "true");
     catalog = CommitChecks.catalog(catalogProperties);
-    records = BenchRecords.generate(checkpoints * writers * PARTITIONS * ROWS_PER_FILE);
+    records = BenchRecords.generate(checkpoints * writers * PARTITIONS * rowsPerFile);
     writerThreads = Executors.newFixedThreadPool(writers, BenchFiles.daemonThreads("bench-writer"));
     String benchmark = params.getBenchmark();
     if (benchmark.endsWith(".scanUnmaintained")) {
@@ -265,12 +268,21 @@ public class MaintenanceBenchmark {
     for (var ignored : table.snapshots()) {
       snapshots++;
     }
-    long files;
+    long files = 0;
+    long smallest = Long.MAX_VALUE;
+    long largest = 0;
     try (var tasks = table.newScan().planFiles()) {
-      files = 0;
-      for (var ignored : tasks) {
+      for (var task : tasks) {
         files++;
+        smallest = Math.min(smallest, task.file().fileSizeInBytes());
+        largest = Math.max(largest, task.file().fileSizeInBytes());
       }
+    }
+    List<org.apache.iceberg.ManifestFile> current = table.currentSnapshot().allManifests(table.io());
+    int manifests = current.size();
+    long deletedEntries = 0;
+    for (org.apache.iceberg.ManifestFile manifest : current) {
+      deletedEntries += manifest.deletedFilesCount() == null ? 0 : manifest.deletedFilesCount();
     }
     Path metadata = Path.of(java.net.URI.create(table.location().startsWith("file:") ? table.location()
         : "file://" + table.location())).resolve("metadata");
@@ -286,9 +298,11 @@ public class MaintenanceBenchmark {
       }
     }
     // stdout, so that JMH's output holds it whatever the log level.
-    System.out.printf("%nMAINTENANCE-TABLE %s checkpoints=%d writers=%d maintainEvery=%d: %d metadata bytes in %d "
-        + "files, %d live data files, %d snapshots, %d rows%n", variant, checkpoints, writers, maintainEvery, bytes,
-        count, files, snapshots, records.size());
+    System.out.printf("%nMAINTENANCE-TABLE %s checkpoints=%d writers=%d maintainEvery=%d rowsPerFile=%d: %d "
+        + "metadata bytes in %d files, %d live data files (%d to %d bytes) in %d manifests (%d deleted entries), "
+        + "%d snapshots, %d rows%n",
+        variant, checkpoints, writers, maintainEvery, rowsPerFile, bytes, count, files, smallest, largest, manifests,
+        deletedEntries, snapshots, records.size());
     return table;
   }
 

@@ -11,7 +11,8 @@ import java.util.Optional;
  * graph.
  *
  * @param keepCheckpoints files of the newest this many checkpoint commits are not compacted; 0 turns compaction off
- * @param minSmallManifests manifests are rewritten once there are this many small ones; 0 turns the rewrite off
+ * @param minSmallManifests manifests are rewritten once there are this many small ones, or once one lists deleted
+ *     files (as a compaction's commit leaves them); 0 turns the rewrite off
  * @param retainLast snapshots kept by expiry beyond those younger than {@code expireOlderThan}; 0: no expiry
  * @param expireOlderThan only snapshots older than this are expired
  * @param orphanAge orphan files older than this are removed; null: no orphan removal

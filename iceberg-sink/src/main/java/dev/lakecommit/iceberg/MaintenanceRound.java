@@ -60,6 +60,15 @@ public final class MaintenanceRound {
         steps.add("compaction " + compaction.outcome() + " (" + compaction.filesRewritten() + " files into "
             + compaction.filesAdded() + ", " + compaction.commitAttempts() + " commit attempts, "
             + compaction.lostRaces() + " lost to concurrent commits)");
+        // The compaction's commit left the manifests that listed its files carrying them as deleted entries, which
+        // every scan would read until a rewrite: one now, so that the table's readers see live entries only.
+        if (options.minSmallManifests() > 0 && compaction.outcome() == Compaction.Outcome.COMMITTED) {
+          if (!lease.renew()) {
+            return lost(steps, compaction);
+          }
+          ManifestRewrite.Result tidy = maintenance.rewriteManifests(options.minSmallManifests());
+          steps.add("manifest rewrite after compaction: " + tidy.rewritten() + (tidy.dropped() ? " (dropped)" : ""));
+        }
       }
       if (options.retainLast() > 0) {
         if (!lease.renew()) {

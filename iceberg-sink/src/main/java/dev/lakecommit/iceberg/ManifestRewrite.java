@@ -15,9 +15,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Rewrites the current snapshot's small data manifests (below the table's {@code commit.manifest.target-size-bytes})
- * into manifests clustered by partition, with Iceberg's {@code RewriteManifests}, once there are many of them: one
- * checkpoint commit adds at least one manifest, and every scan opens each. A rewrite that conflicts is dropped;
- * one that only lost races to checkpoint commits is retried ({@link MaintenanceCommits}).
+ * into manifests clustered by partition, with Iceberg's {@code RewriteManifests}, once there are many of them (one
+ * checkpoint commit adds at least one manifest, and every scan opens each) or once one of them carries entries of
+ * deleted files: a compaction's commit rewrites the manifests that listed its files with those entries marked
+ * deleted, and Iceberg carries such a manifest, deleted entries and all, into every later snapshot that does not
+ * rewrite it, so every scan reads them (thousands after a round that compacted many checkpoints). The rewritten
+ * manifests hold live entries only. A rewrite that conflicts is dropped; one that only lost races to checkpoint
+ * commits is retried ({@link MaintenanceCommits}).
  */
 public final class ManifestRewrite {
   private static final Logger LOG = LoggerFactory.getLogger(ManifestRewrite.class);
@@ -39,18 +43,23 @@ public final class ManifestRewrite {
     if (current == null) {
       return new Plan(List.of(), target);
     }
-    List<String> small = current.dataManifests(table.io()).stream()
+    List<ManifestFile> small = current.dataManifests(table.io()).stream()
         .filter(manifest -> manifest.length() < target)
-        .map(ManifestFile::path)
         .toList();
-    return new Plan(small.size() >= minSmall ? small : List.of(), target);
+    boolean due = small.size() >= minSmall || small.stream().anyMatch(ManifestRewrite::carriesDeletedEntries);
+    return new Plan(due ? small.stream().map(ManifestFile::path).toList() : List.of(), target);
+  }
+
+  /** Whether the manifest lists files as deleted (unknown counts, of old manifests, count as none). */
+  static boolean carriesDeletedEntries(ManifestFile manifest) {
+    return manifest.deletedFilesCount() != null && manifest.deletedFilesCount() > 0;
   }
 
   static Result run(Supplier<Table> load, int minSmall) {
     Table table = load.get();
     Plan plan = plan(table, minSmall);
     if (plan.manifests().isEmpty()) {
-      return new Result(0, false, "fewer than " + minSmall + " small manifests");
+      return new Result(0, false, "fewer than " + minSmall + " small manifests, none with deleted entries");
     }
     java.util.Set<String> chosen = new java.util.HashSet<>(plan.manifests());
     try {

@@ -510,6 +510,31 @@ class IcebergMaintenanceTest {
     assertThat(maintenance.planManifestRewrite(4).manifests()).isEmpty();
   }
 
+  /**
+   * A round's compaction leaves the manifests that listed its files carrying them as deleted entries, which every
+   * scan reads until they are rewritten; the round rewrites them after its compaction, so the current snapshot
+   * lists live files only, in one manifest per partition, with the rows unchanged.
+   */
+  @Test
+  void aRoundLeavesNoDeletedEntriesForScansToRead() throws Exception {
+    CatalogFixture fixture = fixture("hadoop");
+    try (IcebergSink<Record> sink = IcebergSink.forRecords(config(fixture).build())) {
+      job(sink, 200, 20, new JobListener() {}).run();
+    }
+    IcebergMaintenance maintenance = IcebergMaintenance.of(fixture.newCatalog(), TestTables.IDENT);
+    MaintenanceRound.Result round = maintenance.round(MaintenanceOptions.builder().keepCheckpoints(1)
+        .minSmallManifests(100).build(), "test");
+    assertThat(round.compaction().outcome()).isEqualTo(Compaction.Outcome.COMMITTED);
+    assertThat(round.steps()).anyMatch(step -> step.startsWith("manifest rewrite after compaction: ")
+        && !step.endsWith(": 0"));
+    Table table = maintenance.table();
+    List<org.apache.iceberg.ManifestFile> manifests = table.currentSnapshot().dataManifests(table.io());
+    assertThat(manifests).noneMatch(ManifestRewrite::carriesDeletedEntries);
+    assertThat(manifests).as("one manifest per partition of bucket(2, id)").hasSizeLessThanOrEqualTo(2);
+    assertThat(assertExactPrefix(table)).isEqualTo(200);
+    assertReferencedFilesExist(table);
+  }
+
   /** Compaction leaves the newest N checkpoint commits' files alone. */
   @Test
   void compactionKeepsTheNewestCheckpoints() throws Exception {

@@ -80,6 +80,9 @@ class MaintainCommandTest {
     assertThat(maintained.exitCode()).as(maintained.toString()).isZero();
     assertThat(maintained.out()).contains("Maintaining table demo.orders").contains("committed snapshot ")
         .contains("expired ");
+    // the compaction's commit left its files as deleted entries in the manifests that listed them
+    assertThat(maintained.out().substring(maintained.out().indexOf("committed snapshot ")))
+        .as("manifests rewritten after the compaction").containsPattern("rewrote [1-9][0-9]* manifest");
     assertThat(files()).isNotEqualTo(before);
 
     CliRun verify = CliRun.of(withTable("verify", "--source", CliTest.SAMPLE.toString(), "--key", "order_id"));

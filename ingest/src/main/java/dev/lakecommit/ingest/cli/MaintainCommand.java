@@ -76,11 +76,14 @@ public final class MaintainCommand implements Callable<Integer> {
   Duration orphanAge;
 
   @Option(names = "--rewrite-manifests", description = "Rewrite the current snapshot's small manifests, clustered "
-      + "by partition, when there are at least --min-small-manifests of them.")
+      + "by partition, when there are at least --min-small-manifests of them or one lists deleted files; with "
+      + "--compact, again after a compaction that committed.")
   boolean rewriteManifests;
 
   @Option(names = "--min-small-manifests", paramLabel = "N", description = "(default: ${DEFAULT-VALUE})")
   int minSmallManifests = IcebergMaintenance.DEFAULT_MIN_SMALL_MANIFESTS;
+
+  private boolean compactionCommitted;
 
   @Option(names = "--dry-run", description = "Print what would be done; change nothing.")
   boolean dryRun;
@@ -114,6 +117,10 @@ public final class MaintainCommand implements Callable<Integer> {
         }
         if (compact && (!rewriteManifests || renewed(lease, out))) {
           exit = Math.max(exit, compact(maintenance, out));
+          // the compaction's commit left its files as deleted entries in the manifests that listed them
+          if (rewriteManifests && compactionCommitted && renewed(lease, out)) {
+            manifests(maintenance, out);
+          }
         }
         if (expire && renewed(lease, out)) {
           expire(maintenance, out);
@@ -227,8 +234,11 @@ public final class MaintainCommand implements Callable<Integer> {
     }
     Compaction.Result result = maintenance.compact(keepCheckpoints);
     switch (result.outcome()) {
-      case COMMITTED -> out.printf("  committed snapshot %d: %d files rewritten into %d%n", result.snapshotId(),
-          result.filesRewritten(), result.filesAdded());
+      case COMMITTED -> {
+        out.printf("  committed snapshot %d: %d files rewritten into %d%n", result.snapshotId(),
+            result.filesRewritten(), result.filesAdded());
+        compactionCommitted = true;
+      }
       case NOTHING_TO_DO -> out.println("  nothing to compact");
       case DROPPED_CONFLICT -> out.printf("  dropped (a concurrent change conflicted; run again): %s%n",
           result.reason());
@@ -243,8 +253,8 @@ public final class MaintainCommand implements Callable<Integer> {
 
   private void manifests(IcebergMaintenance maintenance, PrintWriter out) {
     ManifestRewrite.Plan plan = maintenance.planManifestRewrite(minSmallManifests);
-    out.printf("manifest rewrite: %d small manifest(s) to rewrite (below %d bytes; at least %d needed)%n",
-        plan.manifests().size(), plan.targetBytes(), minSmallManifests);
+    out.printf("manifest rewrite: %d small manifest(s) to rewrite (below %d bytes; at least %d needed, or one"
+        + " listing deleted files)%n", plan.manifests().size(), plan.targetBytes(), minSmallManifests);
     if (!dryRun && !plan.manifests().isEmpty()) {
       ManifestRewrite.Result result = maintenance.rewriteManifests(minSmallManifests);
       out.println(result.dropped() ? "  dropped (a concurrent change conflicted; run again): " + result.reason()
