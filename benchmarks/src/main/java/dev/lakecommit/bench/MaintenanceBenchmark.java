@@ -315,6 +315,9 @@ public class MaintenanceBenchmark {
         BenchFiles.daemonThreads("bench-maintenance"));
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicInteger failed = new AtomicInteger();
+    private final AtomicInteger ran = new AtomicInteger();
+    private final AtomicInteger skippedHeld = new AtomicInteger();
+    private final AtomicInteger leaseLost = new AtomicInteger();
     private int commits;
     private boolean lastSkipped;
 
@@ -335,7 +338,14 @@ public class MaintenanceBenchmark {
 
     private void round() {
       try {
-        maintenance.round(options, "MaintenanceBenchmark");
+        var result = maintenance.round(options, "MaintenanceBenchmark");
+        if (!result.ran()) {
+          skippedHeld.incrementAndGet();
+        } else if (result.leaseLost()) {
+          leaseLost.incrementAndGet();
+        } else {
+          ran.incrementAndGet();
+        }
       } catch (Exception e) {
         failed.incrementAndGet();
         LOG.warn("Maintenance round failed: {}", e.toString());
@@ -357,7 +367,11 @@ public class MaintenanceBenchmark {
         });
       }
       thread.shutdown();
-      if (!thread.awaitTermination(10, TimeUnit.MINUTES) || failed.get() > 0) {
+      boolean ended = thread.awaitTermination(10, TimeUnit.MINUTES);
+      // stdout, so that JMH's output holds it: rounds skipped because a lease was held show a lease not released
+      System.out.printf("%nMAINTENANCE-ROUNDS ran %d, skipped while a lease was held %d, stopped by a lost lease %d,"
+          + " failed %d%n", ran.get(), skippedHeld.get(), leaseLost.get(), failed.get());
+      if (!ended || failed.get() > 0) {
         throw new IllegalStateException(failed.get() + " maintenance round(s) failed, or one never ended");
       }
     }
