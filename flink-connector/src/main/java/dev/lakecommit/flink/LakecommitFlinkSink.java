@@ -142,6 +142,24 @@ public final class LakecommitFlinkSink
     return JobId.of(jobId);
   }
 
+  /**
+   * Opening the KafkaSource of this sink's job safely: {@link KafkaStartingOffsets#guarding}. Reads the table.
+   *
+   * @return the last checkpoint of this job the table holds (its watermark), 0 if none
+   * @throws IOException if the table cannot be read
+   */
+  long lastCommittedInTable() throws IOException {
+    SinkRecipe.CoreSink core = target.open(rowType);
+    try (var sink = core.sink()) {
+      return core.lastCommitted(jobId());
+    }
+  }
+
+  /** The table, as the target names it (for messages). */
+  String table() {
+    return target.table();
+  }
+
   /** The run epoch this sink's run claimed in the table (0 before Flink translated the sink). */
   long epoch() {
     return epoch;
