@@ -142,33 +142,55 @@ final class IcebergAggregatedCommitter
     List<ManifestFile> manifests = new ArrayList<>();
     TreeSet<Long> checkpoints = new TreeSet<>();
     checkpoints.add(committable.commitId().checkpointId());
+    Map<String, Map<Integer, PartitionSpec>> evolvedSpecs = new java.util.HashMap<>();
     for (StagingManifest manifest : committable.manifests()) {
       checkpoints.add(manifest.checkpointId());
       if (manifest.icebergManifest().isPresent()) {
         manifests.add(manifest.icebergManifest().get().manifestFile());
       } else {
         for (StagedFile file : manifest.files()) {
-          files.add(file.toDataFile(spec(file)));
+          files.add(file.toDataFile(spec(file, manifest, evolvedSpecs)));
         }
       }
       for (StagedFile file : manifest.deleteFiles()) {
-        deletes.add(file.toDeleteFile(spec(file)));
+        deletes.add(file.toDeleteFile(spec(file, manifest, evolvedSpecs)));
       }
-    }
-    List<ManifestFile> written = List.of();
-    if (committer.mode() == CommitMode.APPEND && !files.isEmpty() && CommitterManifests.supported(table)) {
-      written = CommitterManifests.write(table, layout, committable.commitId(), files);
-      manifests.addAll(written);
-      files.clear();
     }
     // Writers of one checkpoint that evolved the table's schema the same way carry equal schemas: merged here,
     // applied once in the commit's transaction.
     SchemaChange schemaChange = SchemaChange.of(committable.manifests().stream()
         .flatMap(m -> m.evolvedSchema().stream()).toList());
+    List<ManifestFile> written = List.of();
+    // Not when the commit evolves the schema: the committer's manifests would be written with the table's spec as it
+    // is, while the files' partition values follow the evolved schema (a widened partition source column); Iceberg
+    // writes the manifests of appended files with the spec as the commit's own schema change leaves it.
+    if (committer.mode() == CommitMode.APPEND && !files.isEmpty() && CommitterManifests.supported(table)
+        && schemaChange.isEmpty()) {
+      written = CommitterManifests.write(table, layout, committable.commitId(), files);
+      manifests.addAll(written);
+      files.clear();
+    }
     CheckpointChanges changes = new CheckpointChanges(committable.commitId(), List.copyOf(checkpoints), files,
         deletes, manifests, committable.manifests().size(), committable.recordCount(), committable.totalBytes(),
         schemaChange);
     return new Planned(changes, written);
+  }
+
+  /**
+   * The spec the writer partitioned {@code file} with: the table's spec of its id, bound to the schema the writer
+   * wrote with when that evolved the table's (as the writer's own config binds it). A widened partition source
+   * column (int to long) changes the partition's type; its values must be read with the writer's type, not the
+   * table's old one (read as an int, a long partition value of 3,000,000,150 became -1,294,967,146).
+   */
+  private PartitionSpec spec(StagedFile file, StagingManifest manifest,
+      Map<String, Map<Integer, PartitionSpec>> evolvedSpecs) {
+    PartitionSpec spec = spec(file);
+    if (manifest.evolvedSchema().isEmpty() || spec.isUnpartitioned()) {
+      return spec;
+    }
+    return evolvedSpecs.computeIfAbsent(manifest.evolvedSchema().get(), json -> new java.util.HashMap<>())
+        .computeIfAbsent(spec.specId(), id -> spec.toUnbound().bind(
+            org.apache.iceberg.SchemaParser.fromJson(manifest.evolvedSchema().get())));
   }
 
   private PartitionSpec spec(StagedFile file) {

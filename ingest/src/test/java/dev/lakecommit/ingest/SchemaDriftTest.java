@@ -175,6 +175,38 @@ class SchemaDriftTest {
   }
 
   /**
+   * A column the table's partitions are computed from widens too (Iceberg allows it: an int and a long of the same
+   * value fall into the same identity, bucket and truncate partition): the partitions of both days' rows are read
+   * back, and the audit is exact.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"n", "bucket(4, n)", "truncate(10, n)"})
+  void aPartitionSourceColumnWidensToo(String partitionBy) throws Exception {
+    Path day1 = jsonLines(dir.resolve("day1/a.jsonl"), 0, 100, i -> "{\"id\": " + i + ", \"n\": " + i + "}");
+    CliRun first = ingest(day1, "--schema", "id long, n int", "--partition-by", partitionBy);
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    Path day2 = jsonLines(dir.resolve("day2/a.jsonl"), 100, 200,
+        i -> "{\"id\": " + i + ", \"n\": " + (3_000_000_000L + i) + "}");
+
+    CliRun widened = ingest(day2, "--add-new-columns");
+    assertThat(widened.exitCode()).as(widened.toString()).isZero();
+    assertThat(table().schema().findField("n").type()).isEqualTo(Types.LongType.get());
+    assertThat(column("n")).hasSize(200).containsEntry(5L, 5L).containsEntry(150L, 3_000_000_150L);
+    assertThat(table().spec().fields()).hasSize(1);
+    // a query on the column prunes by the files' partition values: they must be the rows' own
+    for (long id : new long[] {5, 150}) {
+      long n = id < 100 ? id : 3_000_000_000L + id;
+      List<Long> found = new ArrayList<>();
+      try (CloseableIterable<Record> rows = IcebergGenerics.read(table())
+          .where(org.apache.iceberg.expressions.Expressions.equal("n", n)).build()) {
+        rows.forEach(row -> found.add((Long) row.getField("id")));
+      }
+      assertThat(found).as("rows where n = %s, pruned by partition", n).containsExactly(id);
+    }
+    assertAudited(verify(dir.resolve("day{1,2}/a.jsonl").toString()));
+  }
+
+  /**
    * A run that fails before its first data commit (its checkpoint directory cannot be created) leaves the table as
    * it was: the new column is added by the commit that adds the first rows, in the same transaction, never alone.
    * The same command again adds column and rows, every row once, and the audit is exact.
