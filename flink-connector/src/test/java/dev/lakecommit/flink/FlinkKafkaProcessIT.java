@@ -4,12 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.testing.KafkaBroker;
 import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.hive.testing.EmbeddedPostgres;
+import dev.lakecommit.hive.testing.HiveMetastoreServer;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +39,8 @@ import org.apache.flink.table.types.logical.BigIntType;
 import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.Database;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.flink.CatalogLoader;
 import org.apache.iceberg.flink.TableLoader;
@@ -89,6 +97,17 @@ class FlinkKafkaProcessIT {
   static final RowType ROW_TYPE = RowType.of(
       new LogicalType[] {new BigIntType(false), new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH)},
       new String[] {"id", "event_time", "payload"});
+  /** The Hive run's table, in the run's Hive database: the Iceberg table's columns, partitioned by event minute. */
+  static final String HIVE_TABLE = "kafka_events";
+  private static final Schema HIVE_SCHEMA = new Schema(
+      NestedField.required(1, "id", LongType.get()),
+      NestedField.required(2, "event_time", LongType.get()),
+      NestedField.optional(3, "payload", StringType.get()),
+      NestedField.optional(4, "event_minute", StringType.get()));
+  static final RowType HIVE_ROW_TYPE = RowType.of(
+      new LogicalType[] {new BigIntType(false), new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH),
+          new VarCharType(VarCharType.MAX_LENGTH)},
+      new String[] {"id", "event_time", "payload", "event_minute"});
 
   @TempDir
   Path dir;
@@ -101,6 +120,32 @@ class FlinkKafkaProcessIT {
       return GenericRowData.of(Long.parseLong(value.substring(0, comma)),
           Long.parseLong(value.substring(comma + 1)), StringData.fromString(value));
     }
+  }
+
+  /**
+   * {@code "<id>,<event time ms>"} → a row of the Hive table: {@link ToRow}'s columns and the event time's minute
+   * (UTC, {@code yyyy-MM-dd-HH-mm}), the partition; stateless.
+   */
+  static final class ToHiveRow implements MapFunction<String, RowData> {
+    private static final DateTimeFormatter MINUTE =
+        DateTimeFormatter.ofPattern("yyyy-MM-dd-HH-mm").withZone(ZoneOffset.UTC);
+
+    @Override
+    public RowData map(String value) {
+      int comma = value.indexOf(',');
+      long eventTime = Long.parseLong(value.substring(comma + 1));
+      return GenericRowData.of(Long.parseLong(value.substring(0, comma)), eventTime, StringData.fromString(value),
+          StringData.fromString(MINUTE.format(Instant.ofEpochMilli(eventTime))));
+    }
+  }
+
+  /** The Hive run's table: {@code database.kafka_events} of the metastore at {@code metastoreUri}. */
+  static HiveSinkConfig hiveConfig(String metastoreUri, String database) {
+    return HiveSinkConfig.builder()
+        .metastoreUri(metastoreUri)
+        .table(database + "." + HIVE_TABLE)
+        .createTable(HIVE_SCHEMA, List.of("event_minute"))
+        .build();
   }
 
   static IcebergSinkConfig config(Map<String, String> catalogProperties) {
@@ -129,8 +174,11 @@ class FlinkKafkaProcessIT {
     }
   }
 
-  /** The sink the job writes with: Lakecommit's, or Iceberg's own {@code IcebergSink} (the peer). */
-  enum SinkUnderTest { LAKECOMMIT, ICEBERG_SINK }
+  /**
+   * The sink the job writes with, and where to: Lakecommit's into Iceberg, Iceberg's own {@code IcebergSink} (the
+   * peer), or Lakecommit's into a Hive table ({@link FlinkKafkaHiveProcessIT}).
+   */
+  enum SinkUnderTest { LAKECOMMIT, ICEBERG_SINK, LAKECOMMIT_HIVE }
 
   /**
    * What a run left: the audit of its table against its topic, how many messages the topic holds (under
@@ -147,10 +195,12 @@ class FlinkKafkaProcessIT {
 
   /**
    * The scenario: a producer writes {@code topic} while the job reads it into an Iceberg table (in the JDBC
-   * catalog of PostgreSQL database {@code database}) with {@code sink}, under the seeded faults; the job is stopped
-   * with a drain once it has read the whole topic, and its table audited against the topic. Asserts what the
-   * faults must have caused (a restart per kill; for Lakecommit's sink, failed commit attempts during each catalog
-   * outage); the audit's figures are the caller's to assert.
+   * catalog of PostgreSQL database {@code database}) with {@code sink}, or for {@link SinkUnderTest#LAKECOMMIT_HIVE}
+   * into a Hive table of Hive database {@code database} through a metastore this JVM serves (its data under {@code
+   * dir}), under the seeded faults; the job is stopped with a drain once it has read the whole topic, and its table
+   * audited against the topic. Asserts what the faults must have caused (a restart per kill; for Lakecommit's sink,
+   * failed commit attempts during each catalog or metastore outage); the audit's figures are the caller's to
+   * assert.
    */
   static Result run(Path dir, long seed, SinkUnderTest sink, String topicName, String database) throws Exception {
     long messages = TestScale.pick(20_000, 1_000_000);
@@ -171,24 +221,14 @@ class FlinkKafkaProcessIT {
     SharedProcesses shared = SharedProcesses.get();
     KafkaBroker kafka = shared.kafka();
     FlinkProcessCluster cluster = shared.cluster();
-    EmbeddedPostgres pg = shared.postgres();
-    Map<String, String> catalog = Map.of(
-        "type", "jdbc",
-        "uri", pg.createDatabase(database),
-        "jdbc.user", pg.user(),
-        "jdbc.password", pg.password(),
-        "jdbc.schema-version", "V1",
-        "warehouse", dir.resolve("warehouse").toUri().toString());
     kafka.createTopic(topicName, PARTITIONS);
     TopicProducer producer = new TopicProducer(kafka.bootstrapServers(), topicName, PARTITIONS, messages, rate);
     Duration wait = Duration.ofMinutes(TestScale.pick(3, 20));
     long restarts;
-    try (LakeTableView table = new LakeTableView(config(catalog))) {
-      if (sink == SinkUnderTest.ICEBERG_SINK) {
-        // Iceberg's sink writes into an existing table
-        table.create(SCHEMA, Map.of("format-version", "2"));
-      }
-      String jobId = submit(cluster, kafka.bootstrapServers(), topicName, catalog, sink);
+    try (Lake lake = sink == SinkUnderTest.LAKECOMMIT_HIVE ? Lake.hive(dir, database)
+        : Lake.iceberg(shared.postgres(), database, dir, sink)) {
+      CommittedTable table = lake.table;
+      String jobId = submit(cluster, kafka.bootstrapServers(), topicName, lake, sink);
       try {
         // the producer starts once the job runs, so that the faults meet a job that is reading and committing
         TaskManagerKills.awaitRunning(cluster, jobId, Duration.ofMinutes(3));
@@ -201,7 +241,7 @@ class FlinkKafkaProcessIT {
           long target = i * segment + (long) ((0.2 + 0.4 * random.nextDouble()) * segment);
           awaitCommittedRows(table, target, producer, wait);
           switch (faults.get(i)) {
-            case KILL_AT_COMMIT -> killDuringCommit(cluster, jobId, table, sink);
+            case KILL_AT_COMMIT -> killDuringCommit(cluster, jobId, lake);
             case KILL -> {
               TaskManagerKills.Kill kill =
                   TaskManagerKills.aim(cluster, jobId, running -> running.anyTaskManager(random));
@@ -221,7 +261,7 @@ class FlinkKafkaProcessIT {
             case CATALOG_OUTAGE -> {
               // rows keep coming during the outage (into the next segment), so that there are commits to fail
               producer.allowed.set(Math.min(messages, (i + 2) * segment));
-              catalogOutage(i, pg, cluster, jobId, table, 3_000 + random.nextInt(4_000), sink);
+              catalogOutage(i, lake, cluster, jobId, 3_000 + random.nextInt(4_000), sink);
             }
           }
         }
@@ -233,7 +273,7 @@ class FlinkKafkaProcessIT {
         try {
           awaitCommittedRows(table, messages - producer.finalMessages(), producer, wait);
         } catch (AssertionError peerShort) {
-          if (sink == SinkUnderTest.LAKECOMMIT) {
+          if (sink != SinkUnderTest.ICEBERG_SINK) {
             throw peerShort;
           }
           // the peer's shortfall is its result: stop it as Lakecommit's job is stopped, and audit its table
@@ -264,17 +304,140 @@ class FlinkKafkaProcessIT {
       }
 
       Map<Long, Long> topic = TopicProducer.readTopic(kafka.bootstrapServers(), topicName);
-      // Lakecommit's commits carry the job id; the peer's table holds only the peer job's snapshots
-      LakeTableView.Audit audit = LakeTableView.Audit.of(table.load(),
-          sink == SinkUnderTest.LAKECOMMIT ? JOB_ID : null, topic);
+      LakeTableView.Audit audit = lake.audit(topic);
       Result result = new Result(sink, seed, messages, topic.size(), restarts, audit, shortOfRows);
       System.out.println("FlinkKafkaProcessIT audit: " + result);
       return result;
     }
   }
 
-  private static String submit(FlinkProcessCluster cluster, String bootstrap, String topicName,
-      Map<String, String> catalog, SinkUnderTest sink) throws Exception {
+  /**
+   * A run's target: its table as the test sees it ({@link #table}), what the job's sink is given, and the process
+   * a catalog outage stops: PostgreSQL under the JDBC catalog (shared by the test JVM's runs), or the Hive Metastore
+   * this run serves (started and closed with it). Closing it closes the view and a metastore of its own.
+   */
+  static final class Lake implements AutoCloseable {
+    final CommittedTable table;
+    /** Iceberg: the JDBC catalog's properties; Hive: empty. */
+    final Map<String, String> catalog;
+    /** Hive: the metastore and the database; Iceberg: null. */
+    final HiveMetastoreServer hms;
+    final String hiveDatabase;
+    private final EmbeddedPostgres pg;
+    /** Lakecommit's job id (its commits carry it); null for the peer, whose table holds only the peer's commits. */
+    private final String jobId;
+
+    private Lake(CommittedTable table, Map<String, String> catalog, HiveMetastoreServer hms, String hiveDatabase,
+        EmbeddedPostgres pg, String jobId) {
+      this.table = table;
+      this.catalog = catalog;
+      this.hms = hms;
+      this.hiveDatabase = hiveDatabase;
+      this.pg = pg;
+      this.jobId = jobId;
+    }
+
+    /** An Iceberg table in a JDBC catalog on a new database {@code database} of {@code pg}, data under dir. */
+    static Lake iceberg(EmbeddedPostgres pg, String database, Path dir, SinkUnderTest sink) {
+      Map<String, String> catalog = Map.of(
+          "type", "jdbc",
+          "uri", pg.createDatabase(database),
+          "jdbc.user", pg.user(),
+          "jdbc.password", pg.password(),
+          "jdbc.schema-version", "V1",
+          "warehouse", dir.resolve("warehouse").toUri().toString());
+      LakeTableView table = new LakeTableView(config(catalog));
+      if (sink == SinkUnderTest.ICEBERG_SINK) {
+        // Iceberg's sink writes into an existing table
+        try {
+          table.create(SCHEMA, Map.of("format-version", "2"));
+        } catch (RuntimeException e) {
+          closeQuietly(table, e);
+          throw e;
+        }
+      }
+      return new Lake(table, catalog, null, null, pg, sink == SinkUnderTest.LAKECOMMIT ? JOB_ID : null);
+    }
+
+    /**
+     * A Hive table through a metastore on Derby that this JVM serves on 127.0.0.1 (the TaskManagers reach it by
+     * its Thrift URI), in a new database {@code database} whose data lies under {@code dir}.
+     */
+    static Lake hive(Path dir, String database) throws Exception {
+      HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby();
+      try {
+        IMetaStoreClient client = hms.newRetryingClient();
+        try {
+          client.createDatabase(new Database(database, "FlinkKafkaProcessIT",
+              "file:" + dir.resolve("hive").resolve(database + ".db").toAbsolutePath(), new HashMap<>()));
+        } finally {
+          client.close();
+        }
+        // the sink's job id for job JOB_NAME: "<database>.<table>-<job name>"
+        return new Lake(new HiveTableView(hms, database, HIVE_TABLE), Map.of(), hms, database, null,
+            database + "." + HIVE_TABLE + "-" + JOB_NAME);
+      } catch (Exception | Error e) {
+        hms.close();
+        throw e;
+      }
+    }
+
+    private static void closeQuietly(CommittedTable table, RuntimeException failure) {
+      try {
+        table.close();
+      } catch (IOException | RuntimeException e) {
+        failure.addSuppressed(e);
+      }
+    }
+
+    String catalogKind() {
+      return hms != null ? "metastore" : "catalog";
+    }
+
+    void stopCatalog() {
+      if (hms != null) {
+        hms.stop();
+      } else {
+        pg.stop();
+      }
+    }
+
+    void startCatalog() {
+      if (hms != null) {
+        hms.start();
+      } else {
+        pg.start();
+      }
+    }
+
+    /** The last Flink checkpoint whose commit the table holds (Lakecommit's watermark is its own numbering). */
+    long committedCheckpoint() {
+      return jobId != null ? table.watermark(jobId) : ((LakeTableView) table).icebergFlinkCheckpoint();
+    }
+
+    /** The table audited against the topic (for Lakecommit's sink, the commits of its job). */
+    LakeTableView.Audit audit(Map<Long, Long> topic) throws IOException {
+      if (table instanceof HiveTableView hive) {
+        return hive.audit(jobId, topic);
+      }
+      return LakeTableView.Audit.of(((LakeTableView) table).load(), jobId, topic);
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        table.close();
+      } finally {
+        if (hms != null) {
+          hms.close();
+        }
+      }
+    }
+  }
+
+  private static String submit(FlinkProcessCluster cluster, String bootstrap, String topicName, Lake lake,
+      SinkUnderTest sink) throws Exception {
+    Map<String, String> catalog = lake.catalog;
     Configuration conf = new Configuration();
     conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
     conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
@@ -307,10 +470,19 @@ class FlinkKafkaProcessIT {
     WatermarkStrategy<String> eventTime = WatermarkStrategy.<String>forMonotonousTimestamps()
         .withWatermarkAlignment("kafka-events", Duration.ofMillis(1), Duration.ofMillis(5));
     env.getConfig().setAutoWatermarkInterval(5);
-    DataStream<RowData> rows = env.fromSource(source, eventTime, "kafka").uid("kafka").setParallelism(PARTITIONS)
+    DataStream<String> released = env.fromSource(source, eventTime, "kafka").uid("kafka")
+        .setParallelism(PARTITIONS)
         .rebalance()
-        .transform("event-time release", Types.STRING, new EventTimeRelease()).uid("release")
-        .map(new ToRow()).uid("to-row").returns(InternalTypeInfo.of(ROW_TYPE));
+        .transform("event-time release", Types.STRING, new EventTimeRelease()).uid("release");
+    if (sink == SinkUnderTest.LAKECOMMIT_HIVE) {
+      String metastoreUri = lake.hms.uri();
+      String database = lake.hiveDatabase;
+      released.map(new ToHiveRow()).uid("to-row").returns(InternalTypeInfo.of(HIVE_ROW_TYPE))
+          .sinkTo(LakecommitFlinkSink.forRowData(HIVE_ROW_TYPE).hive(() -> hiveConfig(metastoreUri, database))
+              .jobName(JOB_NAME).build()).uid("lakecommit-sink");
+      return env.executeAsync("kafka-events-" + sink).getJobID().toString();
+    }
+    DataStream<RowData> rows = released.map(new ToRow()).uid("to-row").returns(InternalTypeInfo.of(ROW_TYPE));
     switch (sink) {
       case LAKECOMMIT -> rows.sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE).iceberg(() -> config(catalog))
           .jobName(JOB_NAME).build()).uid("lakecommit-sink");
@@ -323,6 +495,7 @@ class FlinkKafkaProcessIT {
             .uidSuffix("iceberg-sink")
             .append();
       }
+      default -> throw new IllegalArgumentException("Not an Iceberg sink: " + sink);
     }
     return env.executeAsync("kafka-events-" + sink).getJobID().toString();
   }
@@ -332,14 +505,13 @@ class FlinkKafkaProcessIT {
    * job's next checkpoint completed, so that its commit is under way (or just about to start); then a replacement
    * TaskManager and the job's restart.
    */
-  private static void killDuringCommit(FlinkProcessCluster cluster, String jobId, LakeTableView table,
-      SinkUnderTest sink) throws Exception {
+  private static void killDuringCommit(FlinkProcessCluster cluster, String jobId, Lake lake) throws Exception {
     TaskManagerKills.Kill kill = TaskManagerKills.aim(cluster, jobId,
         running -> running.taskManagerOf("Committer", 0));
     long next = awaitNextCheckpoint(cluster, jobId);
     kill.fire();
     // the last Flink checkpoint whose commit the table holds: Lakecommit's watermark is its own numbering
-    long watermark = sink == SinkUnderTest.LAKECOMMIT ? table.watermark(JOB_ID) : table.icebergFlinkCheckpoint();
+    long watermark = lake.committedCheckpoint();
     TaskManagerKills.Restart restart = kill.awaitRestart();
     System.out.printf("FlinkKafkaProcessIT fault 0: SIGKILL of %s, the committer's TaskManager (running %d of the"
         + " job's %d subtasks), right after checkpoint %d completed; the table then held the job's commits up to %d"
@@ -349,22 +521,22 @@ class FlinkKafkaProcessIT {
   }
 
   /**
-   * PostgreSQL, the catalog's database, stopped right after the job's next checkpoint completed (its commit is
-   * starting) and started again {@code outageMs} later, or once a commit attempt failed if none had by then.
-   * Asserts that the committer met the outage: commit attempts that failed (the catalog did not answer), retried or
-   * left pending, counted in the TaskManagers' logs.
+   * PostgreSQL, the catalog's database (for Hive: the metastore's Thrift server), stopped right after the job's next
+   * checkpoint completed (its commit is starting) and started again {@code outageMs} later, or once a commit
+   * attempt failed if none had by then. Asserts that the committer met the outage: commit attempts that failed
+   * (the catalog did not answer), retried or left pending, counted in the TaskManagers' logs.
    */
-  private static void catalogOutage(int fault, EmbeddedPostgres pg, FlinkProcessCluster cluster, String jobId,
-      LakeTableView table, long outageMs, SinkUnderTest sink) throws Exception {
-    long rows = table.committedRows();
+  private static void catalogOutage(int fault, Lake lake, FlinkProcessCluster cluster, String jobId,
+      long outageMs, SinkUnderTest sink) throws Exception {
+    long rows = lake.table.committedRows();
     long failedBefore = failedCommitLogLines(cluster);
     long restarts = cluster.jobMetric(jobId, "numRestarts");
     long next = awaitNextCheckpoint(cluster, jobId);
-    pg.stop();
+    lake.stopCatalog();
     Thread.sleep(outageMs);   // the length of the outage, not synchronisation
     if (sink == SinkUnderTest.ICEBERG_SINK) {
       // the peer's failed attempts are not in Lakecommit's log lines: its outage is the drawn length
-      pg.start();
+      lake.startCatalog();
       System.out.printf("FlinkKafkaProcessIT fault %d: catalog outage of %d ms from the completion of checkpoint %d"
           + " at %d committed rows, %d job restarts%n", fault, outageMs, next, rows,
           cluster.jobMetric(jobId, "numRestarts") - restarts);
@@ -376,12 +548,12 @@ class FlinkKafkaProcessIT {
     while (failedCommitLogLines(cluster) == failedBefore && System.nanoTime() < deadline) {
       Thread.sleep(100);   // polling the TaskManagers' logs
     }
-    pg.start();
+    lake.startCatalog();
     long failed = failedCommitLogLines(cluster) - failedBefore;
-    System.out.printf("FlinkKafkaProcessIT fault %d: catalog outage of %d ms from the completion of checkpoint %d"
+    System.out.printf("FlinkKafkaProcessIT fault %d: %s outage of %d ms from the completion of checkpoint %d"
         + " at %d committed rows: %d failed commit attempts (retried or left pending), %d job restarts%n", fault,
-        outageMs, next, rows, failed, cluster.jobMetric(jobId, "numRestarts") - restarts);
-    assertThat(failed).as("commit attempts that failed while the catalog was down").isPositive();
+        lake.catalogKind(), outageMs, next, rows, failed, cluster.jobMetric(jobId, "numRestarts") - restarts);
+    assertThat(failed).as("commit attempts that failed while the %s was down", lake.catalogKind()).isPositive();
   }
 
   /**
@@ -428,7 +600,7 @@ class FlinkKafkaProcessIT {
    * Polls the table (bounded) until it holds {@code rows} rows; fails early if the producer failed. A read that
    * fails (the catalog coming back) counts as not there yet.
    */
-  static void awaitCommittedRows(LakeTableView table, long rows, TopicProducer producer, Duration timeout)
+  static void awaitCommittedRows(CommittedTable table, long rows, TopicProducer producer, Duration timeout)
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     long seen = 0;

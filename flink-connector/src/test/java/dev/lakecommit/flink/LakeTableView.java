@@ -23,7 +23,7 @@ import org.apache.iceberg.parquet.Parquet;
  * The test's own view of a job's Iceberg table, through a catalog instance of its own (the TaskManagers have
  * theirs): rows committed so far, the job's watermark, and the {@link Audit} against the topic.
  */
-final class LakeTableView implements Closeable {
+final class LakeTableView implements CommittedTable {
   private final Catalog catalog;
   private final TableIdentifier table;
 
@@ -40,7 +40,8 @@ final class LakeTableView implements Closeable {
   }
 
   /** Rows in the table's current snapshot; 0 before the table or its first snapshot exists. */
-  long committedRows() {
+  @Override
+  public long committedRows() {
     if (!catalog.tableExists(table)) {
       return 0;
     }
@@ -49,7 +50,8 @@ final class LakeTableView implements Closeable {
   }
 
   /** The last checkpoint of {@code jobId} the table holds (its watermark property); 0 if none. */
-  long watermark(String jobId) {
+  @Override
+  public long watermark(String jobId) {
     if (!catalog.tableExists(table)) {
       return 0;
     }
@@ -87,17 +89,26 @@ final class LakeTableView implements Closeable {
    * table), rows of ids the topic never held, and out-of-order rows (event time below the largest event time that
    * an earlier snapshot of the job committed) — each snapshot's added data files read in commit order. Snapshots
    * that add out-of-order rows are printed.
+   *
+   * @param snapshots the commits the rows came in (Iceberg snapshots; for a Hive table, checkpoints)
+   * @param commitUnit what {@code snapshots} counts, as printed
    */
   record Audit(long rows, long snapshots, long duplicates, long losses, long unknown, long outOfOrder,
-      long maxLatenessMs) {
+      long maxLatenessMs, String commitUnit) {
+    /** The audit of an Iceberg table: its commits are snapshots. */
+    Audit(long rows, long snapshots, long duplicates, long losses, long unknown, long outOfOrder,
+        long maxLatenessMs) {
+      this(rows, snapshots, duplicates, losses, unknown, outOfOrder, maxLatenessMs, "snapshots");
+    }
+
     double outOfOrderRate() {
       return rows == 0 ? 0 : (double) outOfOrder / rows;
     }
 
     @Override
     public String toString() {
-      return String.format("rows %d in %d snapshots; duplicates %d (rate %.6f), losses %d (rate %.6f), unknown %d,"
-              + " out of order %d (rate %.6f, at most %d ms behind)", rows, snapshots, duplicates,
+      return String.format("rows %d in %d %s; duplicates %d (rate %.6f), losses %d (rate %.6f), unknown %d,"
+              + " out of order %d (rate %.6f, at most %d ms behind)", rows, snapshots, commitUnit, duplicates,
           rows == 0 ? 0.0 : (double) duplicates / rows, losses, (double) losses / Math.max(1, rows - duplicates
               + losses), unknown, outOfOrder, outOfOrderRate(), maxLatenessMs);
     }

@@ -14,8 +14,21 @@ interface MetastoreClientFactory {
 
   /**
    * Hive's own retrying client: it reconnects when a connection breaks (transport failures are its to retry,
-   * {@code hive.metastore.failure.retries}); commit-level outcomes are the committer's.
+   * {@code hive.metastore.failure.retries}); commit-level outcomes are the committer's. A metastore that does not
+   * answer is a {@link MetaException}, as the interface declares: Hive 2.3 wraps the client's own ("Could not connect
+   * to meta store ...") in a {@code RuntimeException}, which callers took for a bug, not an outage (a Flink
+   * committer failed its task instead of leaving its commits pending).
    */
-  MetastoreClientFactory RETRYING =
-      conf -> RetryingMetaStoreClient.getProxy(conf, null, HiveMetaStoreClient.class.getName());
+  MetastoreClientFactory RETRYING = conf -> {
+    try {
+      return RetryingMetaStoreClient.getProxy(conf, null, HiveMetaStoreClient.class.getName());
+    } catch (RuntimeException e) {
+      for (Throwable cause = e.getCause(); cause != null; cause = cause.getCause()) {
+        if (cause instanceof MetaException notAnswering) {
+          throw notAnswering;   // the wrapper adds nothing: its cause chain ends in this
+        }
+      }
+      throw e;
+    }
+  };
 }

@@ -369,6 +369,35 @@ final class TableStorage implements AutoCloseable {
     }
   }
 
+  /**
+   * Deletes {@code dir} and the directories under it that hold no file, bottom-up, each with a non-recursive
+   * delete, which the file system refuses for a directory that is not empty: a file staged there meanwhile is never
+   * deleted. What cannot be deleted stays; nothing is thrown.
+   */
+  void deleteEmptyDirectoriesQuietly(Path dir) {
+    try {
+      deleteEmpty(dir);
+    } catch (IOException e) {
+      LOG.warn("Could not delete the empty directories under {}; they hold no data of the table and can be removed"
+          + " by hand", dir, e);
+    }
+  }
+
+  private boolean deleteEmpty(Path dir) throws IOException {
+    boolean empty = true;
+    for (FileStatus child : listOrEmpty(dir)) {
+      empty &= child.isDirectory() && deleteEmpty(child.getPath());
+    }
+    if (!empty) {
+      return false;
+    }
+    try {
+      return fs.delete(dir, false);
+    } catch (IOException notEmptyNow) {
+      return false;
+    }
+  }
+
   private int countFiles(Path dir) throws IOException {
     int files = 0;
     for (FileStatus child : listOrEmpty(dir)) {
