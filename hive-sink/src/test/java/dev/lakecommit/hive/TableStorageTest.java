@@ -104,6 +104,32 @@ class TableStorageTest {
     return new TableStorage.Move(new org.apache.hadoop.fs.Path(source.toUri()), target, size);
   }
 
+  /**
+   * After a commit its checkpoint's staging directory is cleaned, but a Flink writer may have staged a file of the
+   * next commit under it (files are named after a provisional checkpoint id): only empty directories go, bottom-up,
+   * and the staged file survives, with its parents.
+   */
+  @Test
+  void theCleanUpAfterACommitDeletesEmptyDirectoriesOnlyNeverAStagedFile() throws Exception {
+    org.apache.hadoop.fs.Path checkpoint = new org.apache.hadoop.fs.Path(dir.resolve("staging/job/ckpt-7").toUri());
+    fs.mkdirs(new org.apache.hadoop.fs.Path(checkpoint, "p=1"));
+    fs.mkdirs(new org.apache.hadoop.fs.Path(checkpoint, "p=2/sub"));
+    org.apache.hadoop.fs.Path next = new org.apache.hadoop.fs.Path(checkpoint, "p=3");
+    write(next, "job-8-e1-0-0-0.parquet");
+
+    storage.deleteEmptyDirectoriesQuietly(checkpoint);
+
+    assertThat(fs.exists(new org.apache.hadoop.fs.Path(next, "job-8-e1-0-0-0.parquet")))
+        .as("the next commit's staged file").isTrue();
+    assertThat(fs.exists(new org.apache.hadoop.fs.Path(checkpoint, "p=1"))).isFalse();
+    assertThat(fs.exists(new org.apache.hadoop.fs.Path(checkpoint, "p=2"))).isFalse();
+
+    fs.delete(new org.apache.hadoop.fs.Path(next, "job-8-e1-0-0-0.parquet"), false);
+    storage.deleteEmptyDirectoriesQuietly(checkpoint);
+    assertThat(fs.exists(checkpoint)).as("emptied, the directory goes too").isFalse();
+    storage.deleteEmptyDirectoriesQuietly(checkpoint);   // gone already: nothing to do, nothing thrown
+  }
+
   private void write(org.apache.hadoop.fs.Path dir, String name) throws IOException {
     fs.create(new org.apache.hadoop.fs.Path(dir, name)).close();
   }
