@@ -3,7 +3,9 @@ package dev.lakecommit.iceberg;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.apache.hadoop.fs.Path;
 import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.TableMetadata;
@@ -12,6 +14,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.hadoop.HadoopCatalog;
+import org.apache.iceberg.hadoop.HadoopTableOperations;
+import org.apache.iceberg.util.LockManagers;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,13 +31,16 @@ import org.slf4j.LoggerFactory;
  * the version hint points at a fork of the history without the commits in between, and one side's commits are lost.
  * Such an object also cannot refresh any more ({@code Metadata file for version n is missing}).
  *
- * <p>Here every table's operations check before each commit that the metadata file they read still exists (files
- * are deleted oldest first, so while it does, the next version's file was not deleted) and refuse the attempt as a
- * lost race otherwise; and a refresh that finds its own version gone reads the table again from the version hint.
- * Iceberg's retry then re-applies the commit on the table as it is.
+ * <p>Here every table's operations check before each commit that the metadata file they read still exists, and
+ * the lock around the rename ({@link HadoopCommitLock}) checks again, once taken, that the version the attempt is
+ * built on is still the newest — an attempt may wait for the lock while many commits land. Either refuses the
+ * attempt as a lost race; and a refresh that finds its own version gone reads the table again from the version
+ * hint. Iceberg's retry then re-applies the commit on the table as it is.
  */
 public class GuardedHadoopCatalog extends HadoopCatalog {
   private static final Logger LOG = LoggerFactory.getLogger(GuardedHadoopCatalog.class);
+  private Map<String, String> properties = Map.of();
+  private HadoopCommitLock commitLock;
 
   /**
    * {@code properties} with this catalog in place of Iceberg's Hadoop catalog ({@code type=hadoop} or its
@@ -54,8 +61,44 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
   }
 
   @Override
+  public void initialize(String name, Map<String, String> catalogProperties) {
+    super.initialize(name, catalogProperties);
+    this.properties = Map.copyOf(catalogProperties);
+    this.commitLock = commitLock(true, entity -> { });
+  }
+
+  /** Test seam: the commit lock without its version check, or with a hook before each lock is taken. */
+  void withCommitLock(boolean checkVersions, Consumer<String> beforeAcquire) {
+    this.commitLock = commitLock(checkVersions, beforeAcquire);
+  }
+
+  private HadoopCommitLock commitLock(boolean checkVersions, Consumer<String> beforeAcquire) {
+    return new HadoopCommitLock(properties.containsKey(CatalogProperties.LOCK_IMPL)
+        ? LockManagers.from(properties) : null, getConf(), properties, checkVersions, beforeAcquire);
+  }
+
+  @Override
+  public void close() throws java.io.IOException {
+    try {
+      super.close();
+    } finally {
+      try {
+        if (commitLock != null) {
+          commitLock.close();
+        }
+      } catch (Exception e) {
+        LOG.warn("Could not close the commit lock of catalog {}: {}", name(), e.toString());
+      }
+    }
+  }
+
+  @Override
   protected TableOperations newTableOps(TableIdentifier identifier) {
-    return new Operations(identifier, () -> super.newTableOps(identifier));
+    return new Operations(identifier, () -> {
+      TableOperations plain = super.newTableOps(identifier); // for the catalog's FileIO, which it keeps private
+      return new HadoopTableOperations(new Path(defaultWarehouseLocation(identifier)), plain.io(), getConf(),
+          commitLock) { };
+    });
   }
 
   /** A Hadoop table's operations that never commit on, or refresh from, a version whose file is gone. */

@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.LongStream;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.CatalogUtil;
@@ -81,6 +82,58 @@ class GuardedHadoopCatalogTest {
     };
     new BaseTable(slow, table.name()).newAppend().appendFile(TestTables.dataFile(table, 1000, 1010)).commit();
     return ops;
+  }
+
+  /**
+   * The attempt passes the check before its commit, then waits for the rename lock while more than
+   * {@code previous-versions-max} commits land (a maintenance commit behind a busy job's checkpoint commits, seen
+   * under load): the lock's own check refuses it, and it commits on top of them.
+   */
+  @Test
+  void aCommitAttemptThatWaitsForTheLockWhileManyCommitsLandCommitsOnTopOfThem() {
+    AtomicReference<Runnable> beforeLock = new AtomicReference<>();
+    GuardedHadoopCatalog catalog = guardedCatalog(true, beforeLock);
+    Table table = create(catalog);
+    beforeLock.set(() -> commitOthers(catalog));
+
+    table.newAppend().appendFile(TestTables.dataFile(table, 1000, 1010)).commit();
+
+    assertThat(TestTables.keyCounts(catalog.loadTable(TestTables.IDENT))).hasSize(LATER_COMMITS * 10 + 10)
+        .containsKey(1000L).allSatisfy((key, count) -> assertThat(count).isOne());
+  }
+
+  /** The same without the lock's version check: the late rename forks the history (the test above fails). */
+  @Test
+  void withoutTheLockCheckALateRenameForksTheHistory() {
+    AtomicReference<Runnable> beforeLock = new AtomicReference<>();
+    GuardedHadoopCatalog catalog = guardedCatalog(false, beforeLock);
+    Table table = create(catalog);
+    beforeLock.set(() -> commitOthers(catalog));
+
+    table.newAppend().appendFile(TestTables.dataFile(table, 1000, 1010)).commit();
+
+    assertThat(TestTables.keyCounts(catalog.loadTable(TestTables.IDENT))).containsOnlyKeys(
+        LongStream.range(1000, 1010).boxed().toList());
+  }
+
+  private static void commitOthers(Catalog catalog) {
+    for (int i = 0; i < LATER_COMMITS; i++) {
+      Table other = catalog.loadTable(TestTables.IDENT);
+      other.newAppend().appendFile(TestTables.dataFile(other, i * 10L, i * 10L + 10)).commit();
+    }
+  }
+
+  private GuardedHadoopCatalog guardedCatalog(boolean checkVersions, AtomicReference<Runnable> beforeLock) {
+    GuardedHadoopCatalog catalog = new GuardedHadoopCatalog();
+    catalog.setConf(new Configuration());
+    catalog.initialize("hadoop", Map.of("warehouse", dir.resolve("warehouse").toUri().toString()));
+    catalog.withCommitLock(checkVersions, entity -> {
+      Runnable once = beforeLock.getAndSet(null);
+      if (once != null) {
+        once.run();
+      }
+    });
+    return catalog;
   }
 
   @Test
