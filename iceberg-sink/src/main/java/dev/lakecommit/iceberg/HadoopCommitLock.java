@@ -68,22 +68,18 @@ final class HadoopCommitLock implements LockManager {
     // Built configured by GuardedHadoopCatalog.
   }
 
-  /** Takes the lock and checks the version before {@code entity}; false (nothing held) if either fails. */
+  /**
+   * Takes the lock and checks the version before {@code entity}. False if the lock was not taken, and also if the
+   * check refused the attempt: the lock is then held until {@code HadoopTableOperations} releases it, as it does
+   * after every acquire, in the {@code finally} of its rename (so that its release does not warn).
+   */
   @Override
   public boolean acquire(String entity, String owner) {
     beforeAcquire.accept(entity);
     if (!(delegate == null ? lock(entity, owner) : delegate.acquire(entity, owner))) {
       return false;
     }
-    boolean newest = false;
-    try {
-      newest = !checkVersions || previousIsNewest(entity);
-    } finally {
-      if (!newest) {
-        release(entity, owner);
-      }
-    }
-    return newest;
+    return !checkVersions || previousIsNewest(entity);
   }
 
   @Override
@@ -131,8 +127,9 @@ final class HadoopCommitLock implements LockManager {
   }
 
   /**
-   * Whether the version before {@code entity}'s still has its metadata file and the version hint names no version
-   * from {@code entity}'s on. An entity that is not a versioned metadata file, or version 1, is not checked.
+   * Whether the version before {@code entity}'s still has its metadata file, and {@code entity}'s version either
+   * exists (a plain lost race, which Iceberg reports itself) or is not passed by the version hint. An entity that
+   * is not a versioned metadata file, or version 1, is not checked.
    */
   private boolean previousIsNewest(String entity) {
     Path target = new Path(entity);
@@ -158,11 +155,12 @@ final class HadoopCommitLock implements LockManager {
         return false;
       }
       Integer hint = readHint(fs, new Path(metadata, VERSION_HINT));
-      if (hint != null && hint >= version) {
-        LOG.debug("Refused the commit of {}: the table is at version {} already (a lost race)", entity, hint);
+      if (hint != null && hint >= version && !fs.exists(target)) {
+        LOG.info("Refused the commit of {}: the table is at version {} and that version's file was deleted; it is "
+            + "re-applied on the table as it is", entity, hint);
         return false;
       }
-      return true;
+      return true; // if the version exists, Iceberg's own check refuses the rename ("Version n already exists")
     } catch (IOException e) {
       LOG.warn("Refused the commit of {}: cannot check that version {} is still the newest ({})", entity,
           version - 1, e.toString());
