@@ -140,6 +140,16 @@ final class FieldIdRewrite {
     if (committable.manifests().stream().noneMatch(m -> m.evolvedSchema().isPresent())) {
       return;
     }
+    try {
+      deleteReplaced(table, committable);
+    } catch (RuntimeException e) {
+      LOG.warn("Could not look for originals of rewritten files of {} in table {} (orphan removal will find them): {}",
+          committable.commitId(), table.name(), e.toString());
+    }
+  }
+
+  private static void deleteReplaced(Table table, IcebergCommittable committable) {
+    table.refresh();
     CommitId id = committable.commitId();
     Set<String> added = new HashSet<>();
     for (Snapshot snapshot : table.snapshots()) {

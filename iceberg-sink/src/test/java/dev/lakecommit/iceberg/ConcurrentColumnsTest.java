@@ -8,6 +8,9 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.runtime.CrashHarness;
+import dev.lakecommit.core.testing.CrashSchedule;
+import dev.lakecommit.core.testing.CrashingSink;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingManifest;
@@ -238,8 +241,81 @@ class ConcurrentColumnsTest {
 
     assertThat(outcome).isInstanceOf(CommitOutcome.Committed.class);
     assertRows(Map.of("x", new long[] {0, 300}, "y", new long[] {300, 600}));
-    assertThat(referencedFiles()).allMatch(path -> !path.contains(JOB_B.value()) || path.contains("-r" + epoch + "-"),
+    assertThat(referencedFiles()).allMatch(path -> !name(path).startsWith(JOB_B.value())
+        || name(path).matches(".*-r" + epoch + "-[0-9a-f]{12}\\.parquet"),
         "job B's files are the rewrites of the restarted run (epoch " + epoch + ")");
+  }
+
+  /**
+   * Through the real runtime: job B persists its first checkpoint and dies before committing it; job A adds its
+   * column before B's process starts again; the restarted B restores, commits the persisted checkpoint (its files
+   * rewritten) and goes on with its own newer checkpoints. B's keys are audited exactly, A's and B's values read back.
+   */
+  @Test
+  void aJobRestartedAfterAnotherJobAddedAColumnCommitsItsPersistedCheckpoint() throws IOException {
+    createTable(false);
+    IcebergSink<Record> sinkA = sink(WITH_X);
+    StagingManifest a = stage(sinkA, JOB_A, 1, 100_000, 100_300, "x");
+    IcebergAggregatedCommitter committerA = committer(sinkA);
+    AtomicReference<CommitOutcome> aCommitted = new AtomicReference<>();
+    int[] lives = {0};
+    CrashHarness.Config config = new CrashHarness.Config(300, 2, 50, 40, false, false,
+        dev.lakecommit.core.runtime.RestoreBehindPolicy.FAIL);
+
+    CrashHarness.Outcome outcome = CrashHarness.run(dir.resolve("checkpoints"), config,
+        CrashSchedule.at(CrashSchedule.PERSISTED, 1), crashes -> {
+          if (lives[0]++ == 1) {
+            aCommitted.set(committerA.commit(committerA.combine(new CommitId(JOB_A, 1), List.of(a))));
+          }
+          return new CrashingSink<>(sink(WITH_Y), crashes);
+        }, rowsWithY(config.records()),
+        () -> IcebergCrashMatrixTest.keys(table()).stream().filter(key -> key < 100_000).toList());
+
+    assertThat(outcome.failure()).isNull();
+    assertThat(outcome.crashes()).isEqualTo(1);
+    assertThat(aCommitted.get()).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
+    Table table = table();
+    Snapshot firstOfB = null;
+    for (Snapshot snapshot : table.snapshots()) {
+      if ("crash-job".equals(snapshot.summary().get(CommitId.JOB_ID_KEY)) && firstOfB == null) {
+        firstOfB = snapshot;
+      }
+    }
+    assertThat(firstOfB).isNotNull();
+    assertThat(firstOfB.summary().get(CommitId.CHECKPOINT_ID_KEY)).isEqualTo("1");
+    assertThat(firstOfB.addedDataFiles(table.io())).as("checkpoint 1 of B, written before A's column, rewritten")
+        .isNotEmpty().allMatch(file -> name(file.location()).matches(".*-r\\d+-[0-9a-f]{12}\\.parquet"));
+    assertRows(Map.of("x", new long[] {100_000, 100_300}, "y", new long[] {0, 300}));
+  }
+
+  private static dev.lakecommit.core.runtime.CheckpointedSource<Record> rowsWithY(long count) {
+    dev.lakecommit.core.testing.RangeSource keys = new dev.lakecommit.core.testing.RangeSource(count);
+    return position -> {
+      dev.lakecommit.core.runtime.CheckpointedSource.SourceReader<Long> reader = keys.open(position);
+      return new dev.lakecommit.core.runtime.CheckpointedSource.SourceReader<>() {
+        @Override
+        public Record next() throws IOException {
+          Long key = reader.next();
+          if (key == null) {
+            return null;
+          }
+          GenericRecord row = GenericRecord.create(WITH_Y);
+          row.setField("id", key);
+          row.setField("payload", "row-" + key);
+          row.setField("y", key * 7);
+          return row;
+        }
+
+        @Override
+        public byte[] position() {
+          return reader.position();
+        }
+
+        @Override
+        public void close() {}
+      };
+    };
   }
 
   /**
