@@ -39,6 +39,9 @@ final class IcebergAggregatedCommitter
   private final StagingLayout layout;
   private final boolean coalesce;
   private final boolean epochCheck;
+  /** The run epoch of {@link #fence}; 0 before (names of rewritten files carry it). */
+  private long runEpoch;
+  private Hooks hooks = Hooks.NONE;
 
   IcebergAggregatedCommitter(TableCommitter committer, Table table, StagingLayout layout, boolean coalesce) {
     this(committer, table, layout, coalesce, true);
@@ -110,18 +113,35 @@ final class IcebergAggregatedCommitter
   }
 
   private CommitOutcome commitOnce(IcebergCommittable committable) {
+    FieldIdRewrite.Result rewrite;
     Planned planned;
     try {
-      planned = plan(committable);
+      rewrite = rewrite(committable);
     } catch (IllegalArgumentException e) {
       return CommitOutcome.fatal(new IllegalStateException(String.format(
           "Cannot commit %s to table %s: %s", committable.commitId(), table.name(), e.getMessage()), e));
     } catch (RuntimeException e) {
       return CommitOutcome.retryable(e);
     }
+    try {
+      hooks.afterRewrite(rewrite);
+      planned = plan(rewrite.committable());
+    } catch (IllegalArgumentException e) {
+      FieldIdRewrite.deleteQuietly(table, rewrite.written(), "rewritten file of a commit not made");
+      return CommitOutcome.fatal(new IllegalStateException(String.format(
+          "Cannot commit %s to table %s: %s", committable.commitId(), table.name(), e.getMessage()), e));
+    } catch (RuntimeException e) {
+      FieldIdRewrite.deleteQuietly(table, rewrite.written(), "rewritten file of a commit not made");
+      return CommitOutcome.retryable(e);
+    }
     CommitOutcome outcome;
     try {
       outcome = committer.commit(planned.changes());
+    } catch (PartiallyCommittedException e) {
+      // Nothing of this attempt landed: the caller commits the rest, rewritten again against the table then.
+      CommitterManifests.discard(table, planned.written());
+      FieldIdRewrite.deleteQuietly(table, rewrite.written(), "rewritten file of a commit not made");
+      throw e;
     } catch (RuntimeException e) {
       CommitterManifests.discard(table, planned.written());
       throw e;
@@ -129,8 +149,52 @@ final class IcebergAggregatedCommitter
     boolean mayBeReferenced = outcome instanceof CommitOutcome.Committed || outcome instanceof CommitOutcome.Unknown;
     if (!mayBeReferenced) {
       CommitterManifests.discard(table, planned.written());
+      FieldIdRewrite.deleteQuietly(table, rewrite.written(), "rewritten file of a commit not made");
+    }
+    if (outcome instanceof CommitOutcome.Committed && rewrite.rewrote()) {
+      hooks.afterCommit(rewrite);
+      // Only now, with the rewritten files in the table, are the originals the checkpoint refers to unneeded.
+      FieldIdRewrite.deleteQuietly(table, rewrite.replaced(), "original of a rewritten file");
+    } else if (outcome instanceof CommitOutcome.AlreadyCommitted) {
+      FieldIdRewrite.deleteReplacedAfterReplay(table, committable);
     }
     return outcome;
+  }
+
+  /**
+   * The committable with its files rewritten where the table, evolved by this commit as it is now, gives their
+   * columns other field ids ({@link FieldIdRewrite}); as it is if the table holds its checkpoints already (the
+   * commit then finds them there), so a committed file is never written again.
+   */
+  private FieldIdRewrite.Result rewrite(IcebergCommittable committable) {
+    if (committable.manifests().stream().noneMatch(m -> m.evolvedSchema().isPresent())) {
+      return FieldIdRewrite.Result.none(committable);
+    }
+    OptionalLong committed = committer.lastCommitted(committable.commitId().jobId());
+    if (committed.isPresent() && committed.getAsLong() >= committable.firstCheckpointId()) {
+      return FieldIdRewrite.Result.none(committable);
+    }
+    table.refresh();
+    Map<String, Map<Integer, PartitionSpec>> evolvedSpecs = new java.util.HashMap<>();
+    return FieldIdRewrite.plan(table, committable, runEpoch,
+        (file, manifest) -> spec(file, manifest, evolvedSpecs));
+  }
+
+  /** Test-only: points between a commit's steps at which a test may crash the committer. */
+  interface Hooks {
+    Hooks NONE = new Hooks() {};
+
+    /** After the files were rewritten, before the commit. */
+    default void afterRewrite(FieldIdRewrite.Result rewrite) {}
+
+    /** After a commit of rewritten files landed, before the originals are deleted. */
+    default void afterCommit(FieldIdRewrite.Result rewrite) {}
+  }
+
+  /** Test-only. */
+  IcebergAggregatedCommitter hooks(Hooks testHooks) {
+    this.hooks = testHooks;
+    return this;
   }
 
   /** What to commit, and the manifests written for it by the committer (to delete if they stay unused). */
@@ -158,8 +222,7 @@ final class IcebergAggregatedCommitter
     }
     // Writers of one checkpoint that evolved the table's schema the same way carry equal schemas: merged here,
     // applied once in the commit's transaction.
-    SchemaChange schemaChange = SchemaChange.of(committable.manifests().stream()
-        .flatMap(m -> m.evolvedSchema().stream()).toList());
+    SchemaChange schemaChange = SchemaChange.ofManifests(committable.manifests());
     List<ManifestFile> written = List.of();
     // Not when the commit evolves the schema: the committer's manifests would be written with the table's spec as it
     // is, while the files' partition values follow the evolved schema (a widened partition source column); Iceberg
@@ -209,6 +272,7 @@ final class IcebergAggregatedCommitter
 
   @Override
   public void fence(JobId jobId, long epoch) {
+    runEpoch = epoch;
     if (epochCheck) {
       committer.fence(epoch);
     }
