@@ -82,6 +82,20 @@ final class TableSetup {
         columns.add(column);
       }
     }
+    // A partition column's values live in partition names, so widening it (int to bigint) changes only the
+    // table's description; the metastore allows a partition key's type to change (as ALTER TABLE ... PARTITION
+    // COLUMN does), not its name.
+    List<FieldSchema> partitionKeys = new ArrayList<>();
+    for (FieldSchema key : table.getPartitionKeys()) {
+      Types.NestedField field = fieldNamed(staged, key.getName());
+      String wider = field == null ? null : widerHiveType(key.getType(), field.type());
+      if (wider != null && PARTITION_TYPES.contains(wider)) {
+        widened.add("partition column " + key.getName() + " " + key.getType() + " to " + wider);
+        partitionKeys.add(new FieldSchema(key.getName(), wider, key.getComment()));
+      } else {
+        partitionKeys.add(key);
+      }
+    }
     for (Types.NestedField field : staged.columns()) {
       String lower = field.name().toLowerCase(Locale.ROOT);
       boolean exists = table.getSd().getCols().stream().anyMatch(c -> c.getName().equalsIgnoreCase(lower))
@@ -96,6 +110,7 @@ final class TableSetup {
     Table altered = table.deepCopy();
     columns.addAll(added);
     altered.getSd().setCols(columns);
+    altered.setPartitionKeys(partitionKeys);
     org.apache.hadoop.hive.metastore.api.EnvironmentContext cascade =
         new org.apache.hadoop.hive.metastore.api.EnvironmentContext(new HashMap<>(Map.of("CASCADE", "true")));
     client.alter_table_with_environmentContext(table.getDbName(), table.getTableName(), altered, cascade);
@@ -107,7 +122,8 @@ final class TableSetup {
   /**
    * The Hive type a data column of {@code hiveType} is widened to for {@code staged} values, or null: only int to
    * bigint and float to double, the widenings Hive's Parquet reader follows in files written before (HIVE-12080;
-   * Hive 2.3's {@code ETypeConverter} reads INT32 as bigint and FLOAT as double). Partition columns never widen.
+   * Hive 2.3's {@code ETypeConverter} reads INT32 as bigint and FLOAT as double). For a partition column the same
+   * widening only changes the metastore's description (its values are in partition names).
    */
   static String widerHiveType(String hiveType, org.apache.iceberg.types.Type staged) {
     String type = HiveTypes.normalize(hiveType);

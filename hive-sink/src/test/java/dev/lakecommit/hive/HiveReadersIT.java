@@ -271,6 +271,39 @@ class HiveReadersIT {
     assertThat(byId.get(4L).subList(1, 3)).containsExactly(3_000_000_004L, 4.25d);
   }
 
+  /**
+   * An int partition column that the sink widened to bigint (--add-new-columns): the older partitions keep their
+   * names, the newer ones hold values beyond int, and every row's partition value is a bigint (Hive converts
+   * partition names with the partition column's type).
+   */
+  @Test
+  void anIntPartitionColumnWidenedByTheSinkReadsInEveryPartition() throws Exception {
+    String table = HiveFixture.newTable("widenedkey");
+    Schema narrow = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "shard", Types.IntegerType.get()));
+    Schema wide = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "shard", Types.LongType.get()));
+    List<Record> before = new ArrayList<>();
+    List<Record> after = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      Record row = GenericRecord.create(i < 3 ? narrow : wide);
+      row.setField("id", (long) i);
+      row.setField("shard", i < 3 ? (Object) (i % 2) : (Object) (3_000_000_000L + i % 2));
+      (i < 3 ? before : after).add(row);
+    }
+    commit(HiveSink.forRecords(fixture.config(table).createTable(narrow, List.of("shard")).build()), "narrow",
+        before);
+    commit(HiveSink.forRecords(fixture.config(table).createTable(wide, List.of("shard")).addNewColumns(true)
+        .build()), "wide", after);
+
+    assertThat(fixture.client().getTable(HiveFixture.DB, table).getPartitionKeys()).extracting(FieldSchema::getType)
+        .containsExactly("bigint");
+    Map<Long, Object> shardById = new HashMap<>();
+    readAsHive(table).forEach(row -> shardById.put((Long) row.get(0), Long.valueOf((String) row.get(row.size() - 1))));
+    assertThat(shardById).containsExactlyInAnyOrderEntriesOf(Map.of(0L, 0L, 1L, 1L, 2L, 0L,
+        3L, 3_000_000_001L, 4L, 3_000_000_000L, 5L, 3_000_000_001L));
+  }
+
   private static void commit(HiveSink<Record> sink, String job, List<Record> rows) throws IOException {
     try (HiveAggregatedCommitter committer = HiveSinkSuite.committer(sink)) {
       assertThat(committer.commit(HiveTestData.stage(sink, committer, job, 1, rows)))
