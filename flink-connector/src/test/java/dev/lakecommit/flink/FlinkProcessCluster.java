@@ -81,6 +81,9 @@ final class FlinkProcessCluster implements AutoCloseable {
     // The metric fetcher starts no fetch while one is in flight, and one that asks a SIGKILLed TaskManager for its
     // metrics waits this long (default 10 minutes): numRestarts would stand still that long after a kill.
     yaml.put("web.timeout", "30 s");
+    // A TaskManager's RPC system must start within this (default: the 10 s ask timeout); on a loaded 2-core machine
+    // one took longer and exited, and the cluster never got its TaskManagers.
+    yaml.put("pekko.startup-timeout", "60 s");
     yaml.put("taskmanager.memory.process.size", "1024m");
     yaml.put("taskmanager.memory.framework.heap.size", "64m");
     yaml.put("taskmanager.memory.framework.off-heap.size", "64m");
