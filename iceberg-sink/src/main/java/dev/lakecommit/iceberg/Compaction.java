@@ -240,13 +240,7 @@ public final class Compaction {
   }
 
   private static void deleteQuietly(Table table, List<DataFile> files) {
-    for (DataFile file : files) {
-      try {
-        table.io().deleteFile(file.location());
-      } catch (RuntimeException e) {
-        LOG.warn("Could not delete {} of a dropped compaction (orphan removal will): {}", file.location(),
-            e.getMessage());
-      }
-    }
+    FieldIdRewrite.deleteQuietly(table, files.stream().map(DataFile::location).toList(),
+        "file of a dropped compaction");
   }
 }
