@@ -127,7 +127,7 @@ public final class IngestVsSpark {
           "--schema", BenchInput.TOOL_SCHEMA, "--table", BenchInput.NAMESPACE + "." + BenchInput.TABLE,
           "-C", "type=hadoop", "-C", "warehouse=" + warehouse.toUri(),
           "--partition-by", BenchInput.PARTITION_BY.replace(" ", ""), "--parallelism", cores,
-          "--codec", BenchInput.CODEC));
+          "--codec", BenchInput.CODEC, "--checkpoint-dir", warehouse.resolve("checkpoints").toString()));
     } else {
       command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
       command.addAll(List.of("-cp", classPath(), SparkIngestPeer.class.getName(), input.toString(),
@@ -138,7 +138,8 @@ public final class IngestVsSpark {
     List<String> wrapped = new ArrayList<>(List.of("bash", "-c",
         "\"$@\"; rc=$?; times > \"$LAKECOMMIT_TIMES\"; exit $rc", "bash"));
     wrapped.addAll(command);
-    ProcessBuilder builder = new ProcessBuilder(wrapped).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder builder = new ProcessBuilder(wrapped).directory(work.toFile()).redirectErrorStream(true)
+        .redirectOutput(log.toFile());
     builder.environment().put("LAKECOMMIT_TIMES", times.toString());
     long start = System.nanoTime();
     Process process = builder.start();
@@ -157,6 +158,9 @@ public final class IngestVsSpark {
     Table table = new HadoopTables(new Configuration())
         .load(warehouse.resolve(BenchInput.NAMESPACE).resolve(BenchInput.TABLE).toUri().toString());
     Snapshot current = table.currentSnapshot();
+    if (current == null) {
+      throw new IllegalStateException(side + " round " + round + ": the table has no snapshot (" + warehouse + ")");
+    }
     long tableRows = Long.parseLong(current.summary().get("total-records"));
     if (tableRows != rows) {
       throw new IllegalStateException(side + " round " + round + ": the table holds " + tableRows + " rows, not "
