@@ -503,6 +503,8 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
     private final double maxBadRecordRate;
     private final Position start;
     private int fileIndex;
+    private int listingHashIndex = -1;
+    private long listingHash;
     private FileRecords current;
     private Fingerprint currentFingerprint;
     private long diverted;
@@ -550,7 +552,7 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
           }
           reject(e);
           if (e.endsFile()) {
-            position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
+            position = new Position(fileIndex, files.size(), file, listingHash(),
                 format.lineBased(), 0, 0, currentFingerprint == null ? Fingerprint.UNKNOWN : currentFingerprint, 0,
                 diverted, true, done, records);
             nextFile();
@@ -587,9 +589,18 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
       return openFile(file, in, start.offset(), start.count(), checksum);
     }
 
+    /** {@link Position#listingHash} up to the current file, computed once per file, not once per record. */
+    private long listingHash() {
+      if (listingHashIndex != fileIndex) {
+        listingHash = Position.listingHash(files, fileIndex);
+        listingHashIndex = fileIndex;
+      }
+      return listingHash;
+    }
+
     /** The position is just after what the current file consumed. */
     private void moveTo(String file) {
-      position = new Position(fileIndex, files.size(), file, Position.listingHash(files, fileIndex),
+      position = new Position(fileIndex, files.size(), file, listingHash(),
           format.lineBased(), current.offset(), current.count(), currentFingerprint, current.checksum(), diverted,
           false, done, records);
     }

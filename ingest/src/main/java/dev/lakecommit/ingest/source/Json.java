@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadFeature;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -24,9 +23,11 @@ import java.util.Map;
  * errors.
  */
 final class Json {
-  static final JsonFactory FACTORY = JsonFactory.builder()
-      .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
-      .build();
+  /**
+   * Without Jackson's duplicate detection, which keeps a set of names per object: {@link #value} finds a duplicate key
+   * in the map it fills anyway, for the same error.
+   */
+  static final JsonFactory FACTORY = JsonFactory.builder().build();
 
   private Json() {}
 
@@ -90,6 +91,9 @@ final class Json {
         Map<String, Object> object = new LinkedHashMap<>();
         for (JsonToken next = parser.nextToken(); next != JsonToken.END_OBJECT; next = parser.nextToken()) {
           String name = parser.currentName();
+          if (object.containsKey(name)) {
+            throw new JsonParseException(parser, "Duplicate field '" + name + "'");
+          }
           object.put(name, value(parser, parser.nextToken()));
         }
         return object;

@@ -239,6 +239,9 @@ final class TextRecords implements Closeable {
     unterminatedQuote = false;
     quoteCut = false;
     recordStart = nextOffset;
+    if (!csvQuotes) {
+      return nextLine();
+    }
     int state = FIELD_START;
     boolean any = false;
     int firstLineEnd = -1; // where the first line feed inside quotes is in the record
@@ -295,6 +298,48 @@ final class TextRecords implements Closeable {
   }
 
   /**
+   * {@link #next} without quotes: a record is a line. The same bytes, offsets, checksum and bound as the byte-wise
+   * loop, a buffer's run of bytes up to the line feed at a time.
+   */
+  private boolean nextLine() throws IOException {
+    boolean any = false;
+    while (true) {
+      if (bufferPos >= bufferLimit && !fill()) {
+        if (!any) {
+          return false;
+        }
+        lines++;
+        stripCarriageReturn();
+        return true;
+      }
+      any = true;
+      byte[] bytes = buffer;
+      int from = bufferPos;
+      int end = from;
+      int limit = bufferLimit;
+      long hash = checksum;
+      boolean lineFeed = false;
+      while (end < limit) {
+        byte b = bytes[end++];
+        hash = (hash ^ (b & 0xff)) * FNV_PRIME;
+        if (b == '\n') {
+          lineFeed = true;
+          break;
+        }
+      }
+      checksum = hash;
+      nextOffset += end - from;
+      bufferPos = end;
+      append(bytes, from, (lineFeed ? end - 1 : end) - from);
+      if (lineFeed) {
+        lines++;
+        stripCarriageReturn();
+        return true;
+      }
+    }
+  }
+
+  /**
    * Ends the record at its first line, a quote on which is not closed in time, and puts the bytes read after that
    * line back, to be read again as the next records.
    *
@@ -343,6 +388,23 @@ final class TextRecords implements Closeable {
       record = Arrays.copyOf(record, Math.min(Math.max(16, record.length * 2), maxRecordBytes));
     }
     record[length++] = b;
+  }
+
+  /** {@link #append(byte)} of {@code count} bytes at once. */
+  private void append(byte[] bytes, int from, int count) {
+    int fits = Math.min(count, maxRecordBytes - length);
+    if (fits < count) {
+      overlong = true;
+    }
+    if (fits <= 0) {
+      return;
+    }
+    if (length + fits > record.length) {
+      record = Arrays.copyOf(record, Math.min(Math.max(Math.max(16, record.length * 2), length + fits),
+          maxRecordBytes));
+    }
+    System.arraycopy(bytes, from, record, length, fits);
+    length += fits;
   }
 
   private void stripCarriageReturn() {

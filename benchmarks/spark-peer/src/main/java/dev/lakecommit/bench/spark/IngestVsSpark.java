@@ -29,7 +29,7 @@ import org.apache.spark.launcher.JavaModuleOptions;
  *
  * <pre>
  * mvn -B -T1 -DskipTests -pl ingest,benchmarks/spark-peer -am package dependency:build-classpath \
- *     -Dmdep.outputFile=target/classpath.txt
+ *     -Dmdep.outputFile=target/classpath.txt -DincludeScope=runtime
  * java -cp benchmarks/spark-peer/target/classes:$(cat benchmarks/spark-peer/target/classpath.txt) \
  *     dev.lakecommit.bench.spark.IngestVsSpark --rows 1000000 --rounds 3 --work /tmp/ingest-vs-spark
  * </pre>
@@ -90,7 +90,7 @@ public final class IngestVsSpark {
     int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
     int warmup = Integer.parseInt(options.getOrDefault("warmup", "1"));
     Path toolJar = Paths.get(options.getOrDefault("tool-jar",
-        System.getProperty("lakecommit.tool.jar", "ingest/target/lakecommit.jar")));
+        System.getProperty("lakecommit.tool.jar", "ingest/target/lakecommit.jar"))).toAbsolutePath();
     if (!Files.isRegularFile(toolJar)) {
       throw new IllegalArgumentException("--tool-jar: no file " + toolJar.toAbsolutePath()
           + " (build it with mvn -pl ingest -am package -DskipTests)");
@@ -146,8 +146,7 @@ public final class IngestVsSpark {
     int exit = process.waitFor();
     double wall = (System.nanoTime() - start) / 1e9;
     if (exit != 0) {
-      throw new IllegalStateException(side + " exited " + exit + " (" + String.join(" ", command) + "); the end of "
-          + log + ":\n" + tail(log));
+      throw new IllegalStateException(side + " exited " + exit + "; the end of " + log + ":\n" + tail(log));
     }
     Matcher cpu = TIMES.matcher(Files.readString(times));
     if (!cpu.find() || !cpu.find()) {
@@ -226,7 +225,14 @@ public final class IngestVsSpark {
 
   /** This JVM's class path: Spark, Iceberg's runtime bundle and this module (a test run's, under failsafe). */
   private static String classPath() {
-    return System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+    List<String> absolute = new ArrayList<>();
+    for (String entry : classPath.split(java.io.File.pathSeparator)) {
+      if (!entry.isEmpty()) {
+        absolute.add(Paths.get(entry).toAbsolutePath().toString());
+      }
+    }
+    return String.join(java.io.File.pathSeparator, absolute);
   }
 
   private static long size(Path dir) throws IOException {
