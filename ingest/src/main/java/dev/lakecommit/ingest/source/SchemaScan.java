@@ -25,6 +25,8 @@ import org.apache.iceberg.types.Types;
  */
 final class SchemaScan {
   private final Schema schema;
+  /** The schema's top-level columns by name: looked up for every field of every JSON line. */
+  private final Map<String, Types.NestedField> columns = new HashMap<>();
   private final InputFormat format;
   private final Map<String, SchemaDrift.Column> seen = new LinkedHashMap<>();
   private final Map<String, SchemaDrift.Column> firstNew = new LinkedHashMap<>();
@@ -43,6 +45,9 @@ final class SchemaScan {
   SchemaScan(Schema schema, InputFormat format) {
     this.schema = schema;
     this.format = format;
+    for (Types.NestedField column : schema.columns()) {
+      columns.put(column.name(), column);
+    }
   }
 
   void file(String file, InputFile in) throws IOException {
@@ -85,10 +90,11 @@ final class SchemaScan {
   }
 
   private Types.NestedField known(String name, boolean ignoreCase) {
-    Types.NestedField field = schema.findField(name);
-    if (field == null && ignoreCase) {
-      field = schema.caseInsensitiveFindField(name);
+    Types.NestedField field = columns.get(name);
+    if (field != null || !ignoreCase) {
+      return field;
     }
+    field = schema.caseInsensitiveFindField(name);
     return field != null && schema.columns().contains(field) ? field : null;
   }
 
