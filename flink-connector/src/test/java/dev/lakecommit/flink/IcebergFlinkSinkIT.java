@@ -216,19 +216,29 @@ class IcebergFlinkSinkIT {
     assertThat(audit.losses()).isZero();
   }
 
-  /** Polls (bounded) until the table holds every expected id. */
+  /**
+   * Polls (bounded) until the table holds every expected id. A poll that reads a snapshot which a maintenance round
+   * expires meanwhile (expiry with no minimum age deletes that snapshot's compacted-away files under the read) is
+   * polled again; a file missing for good fails at the deadline with that error as the cause.
+   */
   static void awaitAll(String warehouse, String table, Set<Long> expected, Duration timeout, String what)
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     TestJobs.Audit audit = null;
+    org.apache.iceberg.exceptions.NotFoundException expired = null;
     while (System.nanoTime() < deadline) {
-      audit = tableExists(warehouse, table) ? audit(warehouse, table, expected) : null;
-      if (audit != null && audit.losses() == 0) {
+      try {
+        audit = tableExists(warehouse, table) ? audit(warehouse, table, expected) : null;
+        expired = null;
+      } catch (org.apache.iceberg.exceptions.NotFoundException e) {
+        expired = e;
+      }
+      if (expired == null && audit != null && audit.losses() == 0) {
         return;
       }
       Thread.sleep(250);
     }
-    throw new AssertionError("Not all rows committed within " + timeout + " (" + what + "): " + audit);
+    throw new AssertionError("Not all rows committed within " + timeout + " (" + what + "): " + audit, expired);
   }
 
   /** Polls (bounded) until the table holds at least {@code min} rows; returns how many it holds. */
