@@ -3,12 +3,18 @@ package dev.lakecommit.ingest.source;
 import dev.lakecommit.core.runtime.CheckpointedSource;
 import java.io.FileNotFoundException;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.avro.file.DataFileStream;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.hadoop.conf.Configuration;
@@ -241,17 +247,72 @@ public final class FileSource implements CheckpointedSource<Record>, AutoCloseab
    * lacks): where each column first appears, which the schema lacks and what type their values suggest, and
    * which types Parquet or Avro files widen or change. Costs one more pass over the input: JSON lines are parsed
    * with the values of known columns skipped, CSV files read for their header (and the cells of new columns),
-   * Parquet and Avro files for their schema only.
+   * Parquet and Avro files for their schema only. JSON and CSV files are scanned on as many threads as there are
+   * processors, one file per thread.
    *
    * @throws IOException if a file cannot be read (files that are not of the format are left for the read to
    *     report)
    */
   public SchemaDrift scan() throws IOException {
+    return scan(Math.min(files.size(), Runtime.getRuntime().availableProcessors()));
+  }
+
+  /**
+   * {@link #scan()} with JSON and CSV files scanned on up to {@code threads} threads at once, each file by a part
+   * of its own, and the parts merged in file order (the same result as one thread: {@link SchemaScan#merge}).
+   * At most two files per thread are scanned ahead of the merge.
+   */
+  SchemaDrift scan(int threads) throws IOException {
     SchemaScan scan = new SchemaScan(schema, format);
-    for (String file : files) {
-      scan.file(file, storage.open(file));
+    if (threads < 2 || !format.lineBased()) {
+      for (String file : files) {
+        scan.file(file, storage.open(file));
+      }
+      return scan.result();
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads, runnable -> {
+      Thread thread = new Thread(runnable, "lakecommit-schema-scan");
+      thread.setDaemon(true);
+      return thread;
+    });
+    try {
+      Deque<Future<SchemaScan>> pending = new ArrayDeque<>();
+      int next = 0;
+      while (next < files.size() || !pending.isEmpty()) {
+        while (next < files.size() && pending.size() < 2 * threads) {
+          String file = files.get(next++);
+          pending.add(pool.submit(() -> {
+            SchemaScan part = scan.part();
+            part.file(file, storage.open(file));
+            return part;
+          }));
+        }
+        scan.merge(scanned(pending.remove()));
+      }
+    } finally {
+      pool.shutdownNow();
     }
     return scan.result();
+  }
+
+  /** A part's result, or the failure of its file's scan as the one-thread scan would have thrown it. */
+  private static SchemaScan scanned(Future<SchemaScan> part) throws IOException {
+    try {
+      return part.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted while the input was scanned");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof IOException io) {
+        throw io;
+      } else if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      } else if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new IOException(cause);
+    }
   }
 
   /**

@@ -64,6 +64,12 @@ final class Inference {
     }
   }
 
+  /** Adds the samples of another inference, as if they had been added here after the ones before. */
+  void addAll(Inference other) {
+    samples += other.samples;
+    other.columns.forEach((name, guess) -> columns.merge(name, guess, Inference::merge));
+  }
+
   /** Makes sure a column exists (a CSV header column), even if no sample had a value for it. */
   void declare(String name) {
     columns.putIfAbsent(name, Guess.of(Kind.NONE));

@@ -68,6 +68,32 @@ final class SchemaScan {
     }
   }
 
+  /**
+   * An empty scan with the same schema and format, for one file scanned on a thread of its own; its findings join
+   * this scan's through {@link #merge}. Only JSON and CSV scans have parts ({@link InputFormat#lineBased()}): a
+   * Parquet or Avro file's widenings depend on the files before it.
+   */
+  SchemaScan part() {
+    if (!format.lineBased()) {
+      throw new IllegalStateException("a " + format + " scan reads its files in order");
+    }
+    return new SchemaScan(schema, format);
+  }
+
+  /**
+   * Adds what a {@linkplain #part() part} found in the next file, as if this scan had read that file itself: a
+   * column keeps the place it first appears at in file order, and the types its values suggest join those of the
+   * files before (the join of {@link Inference#merge} does not depend on grouping).
+   */
+  void merge(SchemaScan part) {
+    part.seen.forEach((name, column) ->
+        see(name, column.file(), column.line(), column.lineBased(), part.firstNew.containsKey(name)));
+    inference.addAll(part.inference);
+    part.nestedSeen.forEach(nestedSeen::putIfAbsent);
+    part.nestedNew.forEach(nestedNew::putIfAbsent);
+    nestedInference.addAll(part.nestedInference);
+  }
+
   SchemaDrift result() {
     List<SchemaDrift.Column> added = new ArrayList<>();
     Schema inferred = inference.isEmpty() ? new Schema() : inference.schema();

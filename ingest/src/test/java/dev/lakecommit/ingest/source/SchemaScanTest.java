@@ -131,4 +131,84 @@ class SchemaScanTest {
     assertThat(b.getField("d")).isEqualTo(1_800L);
     assertThat(((Record) ((Record) all.get(0).getField("a")).getField("b")).getField("d")).isNull();
   }
+
+  /**
+   * JSON and CSV files are scanned on several threads, one file each, and merged in file order: whatever the files
+   * hold (new columns first seen in any file, their values of kinds that join differently, new fields in a struct
+   * column, lines that do not parse), the result is the one of a scan on one thread.
+   */
+  @Test
+  void filesScannedOnManyThreadsFindWhatOneThreadFinds() throws IOException {
+    Schema schema = new Schema(Types.NestedField.optional(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "s", Types.StructType.of(
+            Types.NestedField.optional(3, "k", Types.LongType.get()))));
+    String[] values = {"1", "2.5", "\"text\"", "\"2026-12-02\"", "\"2026-12-02T10:00:00Z\"", "true", "null",
+        "{\"p\": 1}", "{\"q\": \"x\"}", "[1, 2]", "[1.5]"};
+    for (long seed = 1; seed <= 20; seed++) {
+      java.util.Random random = new java.util.Random(seed);
+      Path json = dir.resolve("json-" + seed);
+      Path csv = dir.resolve("csv-" + seed);
+      for (int f = 0; f < 2 + random.nextInt(14); f++) {
+        StringBuilder lines = new StringBuilder();
+        StringBuilder rows = new StringBuilder();
+        List<String> header = new java.util.ArrayList<>(List.of("id"));
+        for (int c = 0; c < random.nextInt(4); c++) {
+          String name = "c" + random.nextInt(6);
+          if (!header.contains(name)) {
+            header.add(name);
+          }
+        }
+        rows.append(String.join(",", header)).append('\n');
+        for (int line = 0; line < 1 + random.nextInt(40); line++) {
+          lines.append(jsonLine(random, values)).append('\n');
+          List<String> cells = new java.util.ArrayList<>(List.of(String.valueOf(line)));
+          for (int c = 1; c < header.size(); c++) {
+            cells.add(List.of("7", "7.5", "x", "2026-12-02", "", "true").get(random.nextInt(6)));
+          }
+          rows.append(String.join(",", cells)).append('\n');
+        }
+        Sources.write(json.resolve(String.format("f%02d.jsonl", f)), lines.toString());
+        Sources.write(csv.resolve(String.format("f%02d.csv", f)), rows.toString());
+      }
+      for (Path input : List.of(json, csv)) {
+        FileSource source = Sources.of(input, null, input == json ? schema : schema.select("id"));
+        String oneThread = describe(source.scan(1));
+        assertThat(oneThread).as("seed %d: new columns to find", seed).containsPattern("added \\w");
+        for (int threads : new int[] {2, 3, 8}) {
+          assertThat(describe(source.scan(threads))).as("seed %d, %s, %d threads", seed, input, threads)
+              .isEqualTo(oneThread);
+        }
+      }
+    }
+  }
+
+  private static String jsonLine(java.util.Random random, String[] values) {
+    if (random.nextInt(30) == 0) {
+      return "{\"id\": 1, \"broken\": ";
+    }
+    StringBuilder line = new StringBuilder("{\"id\": ").append(random.nextInt(100));
+    if (random.nextBoolean()) {
+      line.append(", \"s\": {\"k\": 1").append(random.nextBoolean() ? ", \"n" + random.nextInt(3) + "\": "
+          + values[random.nextInt(values.length)] : "").append('}');
+    }
+    for (int c = 0; c < random.nextInt(3); c++) {
+      line.append(", \"c").append(random.nextInt(6) * 10 + c).append("\": ").append(values[random.nextInt(values.length)]);
+    }
+    return line.append('}').toString();
+  }
+
+  private static String describe(SchemaDrift drift) {
+    StringBuilder text = new StringBuilder();
+    text.append("added ");
+    drift.added().forEach(c -> text.append(c.name()).append(' ').append(c.type()).append(" at ").append(c.where())
+        .append("; "));
+    text.append("\nnested ");
+    drift.nestedAdded().forEach(c -> text.append(c.name()).append(' ').append(c.type()).append(" at ")
+        .append(c.where()).append("; "));
+    text.append("\nseen ");
+    for (String name : new String[] {"id", "s", "c0", "c1", "c2", "c3", "c4", "c5"}) {
+      drift.column(name).ifPresent(c -> text.append(name).append(" at ").append(c.where()).append("; "));
+    }
+    return text.append("\ninput schema ").append(drift.inputSchema().asStruct()).toString();
+  }
 }
