@@ -16,28 +16,44 @@ import org.slf4j.LoggerFactory;
  * N writer threads, each fed by a bounded queue (a full queue blocks the reader: back-pressure). A checkpoint is
  * an aligned barrier: it is queued behind every record read before it, so each writer prepares exactly the
  * records of its checkpoint.
+ *
+ * <p>Records go to a writer in batches of up to {@value #MAX_BATCH} (a quarter of the queue capacity, if smaller):
+ * one hand-over, and at most one wake-up of a waiting writer, per batch instead of per record. A batch is handed
+ * over when full, and before a barrier or the end, so a batch never crosses a checkpoint. At most the queue capacity
+ * of records is buffered per writer, the batch being filled included.
  */
 final class WriterPool<IN, C, S> {
   private static final Logger LOG = LoggerFactory.getLogger(WriterPool.class);
   private static final Object END = new Object();
   private static final long POLL_MILLIS = 50;
+  static final int MAX_BATCH = 64;
 
   /** What one writer returned for a checkpoint. */
   record Prepared<C, S>(Optional<C> info, S state) {}
 
   private record Barrier<C, S>(long checkpointId, CompletableFuture<Prepared<C, S>> done) {}
 
+  /** Records handed to a writer together, in reading order. */
+  private record Batch(List<Object> records) {}
+
   private final String jobName;
   private final List<SinkWriter<IN, C, S>> writers;
   private final List<BlockingQueue<Object>> queues = new ArrayList<>();
   private final List<CompletableFuture<Void>> failures = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
+  private final int batchSize;
+  /** Per writer, the batch being filled (by the reading thread only). */
+  private final List<List<Object>> filling = new ArrayList<>();
 
   WriterPool(String jobName, List<SinkWriter<IN, C, S>> writers, int queueCapacity) {
     this.jobName = jobName;
     this.writers = writers;
+    this.batchSize = batchSize(queueCapacity);
+    // queued batches and the one being filled hold at most queueCapacity records
+    int slots = batchSize == 1 ? queueCapacity : Math.max(1, queueCapacity / batchSize - 1);
     for (int i = 0; i < writers.size(); i++) {
-      queues.add(new ArrayBlockingQueue<>(queueCapacity));
+      queues.add(new ArrayBlockingQueue<>(slots));
+      filling.add(new ArrayList<>(batchSize));
       failures.add(new CompletableFuture<>());
       int index = i;
       Thread thread = new Thread(() -> work(index), "lakecommit-writer-" + jobName + "-" + i);
@@ -50,13 +66,36 @@ final class WriterPool<IN, C, S> {
     return writers.size();
   }
 
+  /** Records per hand-over for a queue of {@code queueCapacity} records: 1 below 8, 64 from 256 on. */
+  static int batchSize(int queueCapacity) {
+    return Math.max(1, Math.min(MAX_BATCH, queueCapacity / 4));
+  }
+
   void start() {
     threads.forEach(Thread::start);
   }
 
   /** Queues a record for a writer, waiting while its queue is full; fails if that writer failed. */
   void send(int writer, IN record) throws InterruptedException {
-    put(writer, record);
+    if (batchSize == 1) {
+      put(writer, record);
+      return;
+    }
+    rethrowIfFailed(writer);
+    List<Object> batch = filling.get(writer);
+    batch.add(record);
+    if (batch.size() >= batchSize) {
+      handOver(writer);
+    }
+  }
+
+  /** Queues the batch being filled for {@code writer}, if it holds any record. */
+  private void handOver(int writer) throws InterruptedException {
+    List<Object> batch = filling.get(writer);
+    if (!batch.isEmpty()) {
+      filling.set(writer, new ArrayList<>(batchSize));
+      put(writer, new Batch(batch));
+    }
   }
 
   /** Queues a barrier behind every record sent so far and waits for all writers to prepare. */
@@ -65,6 +104,7 @@ final class WriterPool<IN, C, S> {
     for (int i = 0; i < writers.size(); i++) {
       CompletableFuture<Prepared<C, S>> future = new CompletableFuture<>();
       done.add(future);
+      handOver(i);
       put(i, new Barrier<>(checkpointId, future));
     }
     List<Prepared<C, S>> prepared = new ArrayList<>();
@@ -88,6 +128,7 @@ final class WriterPool<IN, C, S> {
   /** Ends the input: every writer stops after what was queued. */
   void finish() throws InterruptedException {
     for (int i = 0; i < writers.size(); i++) {
+      handOver(i);
       put(i, END);
     }
     for (int i = 0; i < threads.size(); i++) {
@@ -144,7 +185,11 @@ final class WriterPool<IN, C, S> {
         if (item == END) {
           return;
         }
-        if (item instanceof Barrier<?, ?> barrier) {
+        if (item instanceof Batch batch) {
+          for (Object record : batch.records()) {
+            writer.write((IN) record);
+          }
+        } else if (item instanceof Barrier<?, ?> barrier) {
           long id = barrier.checkpointId();
           Optional<C> info = writer.prepareCommit(id);
           S state = writer.snapshotState(id);
