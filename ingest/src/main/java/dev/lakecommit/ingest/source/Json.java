@@ -25,9 +25,11 @@ import java.util.Map;
 final class Json {
   /**
    * Without Jackson's duplicate detection, which keeps a set of names per object: {@link #value} finds a duplicate key
-   * in the map it fills anyway, for the same error.
+   * in the map it fills anyway, for the same error. Without its charset detection either: bytes are given to parsers
+   * only as ASCII lines, which are UTF-8, so a line is never taken for UTF-16 or UTF-32 because of zero bytes at its
+   * start (detection read {@code 00 7B 00 22 ...} as the UTF-16 text {@code {"...} and accepted the line).
    */
-  static final JsonFactory FACTORY = JsonFactory.builder().build();
+  static final JsonFactory FACTORY = JsonFactory.builder().disable(JsonFactory.Feature.CHARSET_DETECTION).build();
 
   private Json() {}
 

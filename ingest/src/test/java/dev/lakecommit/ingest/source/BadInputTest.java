@@ -143,6 +143,22 @@ class BadInputTest {
   }
 
   @Test
+  void aLineIsReadAsUtf8EvenWhereZeroBytesMakeItLookLikeUtf16() throws IOException {
+    // {"id":3} as UTF-16BE: every other byte is zero, all of them ASCII
+    byte[] utf16 = "{\"id\":3}".getBytes(StandardCharsets.UTF_16BE);
+    Path file = dir.resolve("zeros.jsonl");
+    Files.write(file, concat("{\"id\": 1}\n".getBytes(StandardCharsets.UTF_8), utf16, "\n{\"id\": 2}\n".getBytes(
+        StandardCharsets.UTF_8)));
+    try (SourceReader<Record> reader = Sources.of(file, null, SCHEMA).open(null)) {
+      assertThat(reader.next().getField("id")).isEqualTo(1L);
+      assertThatThrownBy(reader::next).as("not decoded as UTF-16 into {\"id\":3}")
+          .isInstanceOf(BadRecordException.class)
+          .hasMessageStartingWith("Bad input in " + file + " line 2: malformed JSON")
+          .hasMessageContaining("Illegal character ((CTRL-CHAR, code 0))");
+    }
+  }
+
+  @Test
   void csvRowsWithTooManyOrTooFewColumnsOrBadValues() throws IOException {
     Path file = Sources.lines(dir.resolve("in.csv"),
         "id,amount,name,ok",

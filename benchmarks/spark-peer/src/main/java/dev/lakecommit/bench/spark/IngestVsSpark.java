@@ -37,7 +37,9 @@ import org.apache.spark.launcher.JavaModuleOptions;
  * <p>Options: {@code --rows} (1,000,000), {@code --files} input files (8), {@code --rounds} measured rounds (3),
  * {@code --warmup} unmeasured rounds (1), {@code --cores} the tool's {@code --parallelism} and Spark's
  * {@code local[N]} (2), {@code --heap} both JVMs' {@code -Xmx} (2g), {@code --tool-jar}
- * ({@code ingest/target/lakecommit.jar}), {@code --work} (a new temporary directory), {@code --seed}.
+ * ({@code ingest/target/lakecommit.jar}), {@code --work} (a new temporary directory), {@code --seed},
+ * {@code --checkpoint-every-records} the tool's option of that name (its default, 100,000, if not given: ten
+ * checkpoints per million rows, where the Spark job commits once).
  */
 public final class IngestVsSpark {
   static final String TOOL = "lakecommit";
@@ -128,6 +130,9 @@ public final class IngestVsSpark {
           "-C", "type=hadoop", "-C", "warehouse=" + warehouse.toUri(),
           "--partition-by", BenchInput.PARTITION_BY.replace(" ", ""), "--parallelism", cores,
           "--codec", BenchInput.CODEC, "--checkpoint-dir", warehouse.resolve("checkpoints").toString()));
+      if (options.containsKey("checkpoint-every-records")) {
+        command.addAll(List.of("--checkpoint-every-records", options.get("checkpoint-every-records")));
+      }
     } else {
       command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
       command.addAll(List.of("-cp", classPath(), SparkIngestPeer.class.getName(), input.toString(),
