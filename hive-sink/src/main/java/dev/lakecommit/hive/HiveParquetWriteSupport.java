@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.avro.util.Utf8;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
@@ -205,7 +206,9 @@ final class HiveParquetWriteSupport extends WriteSupport<Record> {
         writeTimestamp(value);
         break;
       case STRING:
-        out.addBinary(Binary.fromString(value.toString()));
+        // Utf8 (Flink's strings) as its bytes: decoding them only to encode them again costs a copy each way
+        out.addBinary(value instanceof Utf8 utf8 ? Binary.fromReusedByteArray(utf8.getBytes(), 0, utf8.getByteLength())
+            : Binary.fromString(value.toString()));
         break;
       case BINARY:
         out.addBinary(Binary.fromReusedByteBuffer(((ByteBuffer) value).duplicate()));
