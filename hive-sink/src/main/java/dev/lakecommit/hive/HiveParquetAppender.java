@@ -98,7 +98,8 @@ final class HiveParquetAppender implements FileAppender<Record> {
     }
   }
 
-  private static final class Builder extends ParquetWriter.Builder<Record, Builder> {
+  /** A Parquet writer of records through the Hive write support (package-private for tests). */
+  static final class Builder extends ParquetWriter.Builder<Record, Builder> {
     private final HiveParquetWriteSupport support;
 
     Builder(org.apache.parquet.io.OutputFile file, HiveParquetWriteSupport support) {

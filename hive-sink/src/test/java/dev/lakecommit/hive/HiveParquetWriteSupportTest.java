@@ -16,8 +16,8 @@ import org.apache.iceberg.types.Types;
 import org.apache.parquet.example.data.Group;
 import org.apache.parquet.hadoop.ParquetReader;
 import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.hadoop.api.WriteSupport;
 import org.apache.parquet.hadoop.example.GroupReadSupport;
+import org.apache.parquet.hadoop.util.HadoopOutputFile;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,10 +38,11 @@ class HiveParquetWriteSupportTest {
     }
     names.add(null);
     org.apache.hadoop.fs.Path file = new org.apache.hadoop.fs.Path(dir.resolve("strings.parquet").toUri());
-    WriteSupport<Record> support = new HiveParquetWriteSupport(SCHEMA, List.of("day"),
+    HiveParquetWriteSupport support = new HiveParquetWriteSupport(SCHEMA, List.of("day"),
         HiveFileFormat.of("db.t", Map.of(), null));
     Utf8 reused = new Utf8();
-    try (ParquetWriter<Record> writer = new Builder(file, support).build()) {
+    try (ParquetWriter<Record> writer = new HiveParquetAppender.Builder(
+        HadoopOutputFile.fromPath(file, new Configuration()), support).build()) {
       GenericRecord record = GenericRecord.create(SCHEMA);
       for (Object name : names) {
         Object value = name;
@@ -62,24 +63,5 @@ class HiveParquetWriteSupportTest {
       }
     }
     assertThat(read).containsExactlyElementsOf(names.stream().map(n -> n == null ? null : n.toString()).toList());
-  }
-
-  private static final class Builder extends ParquetWriter.Builder<Record, Builder> {
-    private final WriteSupport<Record> support;
-
-    Builder(org.apache.hadoop.fs.Path file, WriteSupport<Record> support) {
-      super(file);
-      this.support = support;
-    }
-
-    @Override
-    protected Builder self() {
-      return this;
-    }
-
-    @Override
-    protected WriteSupport<Record> getWriteSupport(Configuration conf) {
-      return support;
-    }
   }
 }
