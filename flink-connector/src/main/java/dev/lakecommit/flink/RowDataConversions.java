@@ -25,17 +25,14 @@ import org.apache.flink.table.types.logical.LogicalTypeRoot;
 import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.MultisetType;
 import org.apache.flink.table.types.logical.RowType;
-import org.apache.avro.util.Utf8;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
  * Converters from Flink's internal values ({@code StringData}, {@code TimestampData}, epoch-day ints...) to the
- * Java classes of Iceberg's generic data model, chosen once per column from the Flink and the Iceberg type. Strings
- * become Avro {@code Utf8}s of the UTF-8 bytes Flink holds: Iceberg's Parquet writer writes those bytes without
- * decoding and encoding them again. A pair that cannot be written is refused when the converter is built, with the
- * column in the message.
+ * Java classes of Iceberg's generic data model, chosen once per column from the Flink and the Iceberg type. A
+ * pair that cannot be written is refused when the converter is built, with the column in the message.
  */
 final class RowDataConversions {
   private RowDataConversions() {}
@@ -95,8 +92,7 @@ final class RowDataConversions {
         return timestamp(flink, iceberg, column);
       case STRING:
         require(root == LogicalTypeRoot.VARCHAR || root == LogicalTypeRoot.CHAR, flink, iceberg, column);
-        // UTF-8 bytes as they are: Iceberg's Parquet writer takes a Utf8 without encoding it again
-        return v -> new Utf8(((StringData) v).toBytes());
+        return v -> ((StringData) v).toString();
       case UUID:
         require(root == LogicalTypeRoot.BINARY || root == LogicalTypeRoot.VARBINARY, flink, iceberg, column);
         return v -> uuid((byte[]) v, column);

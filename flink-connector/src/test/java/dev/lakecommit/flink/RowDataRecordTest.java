@@ -12,7 +12,6 @@ import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Map;
-import org.apache.avro.util.Utf8;
 import org.apache.flink.table.data.DecimalData;
 import org.apache.flink.table.data.GenericArrayData;
 import org.apache.flink.table.data.GenericMapData;
@@ -90,7 +89,7 @@ class RowDataRecordTest {
 
     assertThat(record.struct()).isSameAs(SCHEMA.asStruct());
     assertThat(record.get(0, Long.class)).isEqualTo(42L);
-    assertThat(record.getField("name")).isEqualTo(new Utf8("alice"));
+    assertThat(record.getField("name")).isEqualTo("alice");
     assertThat(record.get(2, Integer.class)).isEqualTo(7);
     assertThat(record.get(3, Boolean.class)).isTrue();
     assertThat(record.get(4, BigDecimal.class)).isEqualTo(new BigDecimal("12.34"));
@@ -99,8 +98,8 @@ class RowDataRecordTest {
     assertThat(record.get(7, LocalDateTime.class)).isEqualTo(local);
     assertThat(record.get(8, OffsetDateTime.class)).isEqualTo(OffsetDateTime.ofInstant(instant, ZoneOffset.UTC));
     assertThat(record.get(9, ByteBuffer.class)).isEqualTo(ByteBuffer.wrap(new byte[] {1, 2, 3}));
-    assertThat(record.get(10)).isEqualTo(java.util.Arrays.asList(new Utf8("a"), null));
-    assertThat(record.get(11)).isEqualTo(Map.of(new Utf8("k"), 1.5d));
+    assertThat(record.get(10)).isEqualTo(java.util.Arrays.asList("a", null));
+    assertThat(record.get(11)).isEqualTo(Map.of("k", 1.5d));
     GenericRecord nested = GenericRecord.create(SCHEMA.findField("nested").type().asStructType());
     nested.set(0, 9);
     assertThat(record.get(12, Record.class)).isEqualTo(nested);
