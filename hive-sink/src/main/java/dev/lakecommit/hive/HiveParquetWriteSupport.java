@@ -206,7 +206,7 @@ final class HiveParquetWriteSupport extends WriteSupport<Record> {
         writeTimestamp(value);
         break;
       case STRING:
-        // Utf8 (Flink's strings) as its bytes: decoding them only to encode them again costs a copy each way
+        // a Utf8 (Iceberg's generic model takes any CharSequence) as its bytes, not decoded and encoded again
         out.addBinary(value instanceof Utf8 utf8 ? Binary.fromReusedByteArray(utf8.getBytes(), 0, utf8.getByteLength())
             : Binary.fromString(value.toString()));
         break;
