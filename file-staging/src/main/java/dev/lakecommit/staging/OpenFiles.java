@@ -13,7 +13,8 @@ import org.apache.iceberg.io.DataWriter;
 
 /**
  * The files a writer has open, one per partition, at most {@code maxOpen}: opening one more closes the least
- * recently written. Files roll at a row count or a target size. Every closed file is kept until drained.
+ * recently written. Files roll at a row count or a target size, and the largest open file is closed when the open
+ * files buffer more than {@link StagingWriterConfig#maxBufferedBytes}. Every closed file is kept until drained.
  */
 final class OpenFiles {
   /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
@@ -33,6 +34,10 @@ final class OpenFiles {
   private final boolean unpartitioned;
   /** Unpartitioned specs have one file open at most: it, skipping the key and the map for every record. */
   private OpenFile only;
+  /** Records written since the open files' buffers were last measured against the bound. */
+  private int sinceMeasured;
+  /** Files closed because the open files buffered too much, since this writer began. */
+  private long closedForMemory;
 
   OpenFiles(StagingWriterConfig config, Factory factory) {
     this.config = config;
@@ -55,6 +60,49 @@ final class OpenFiles {
       only = null;
       close(file);
     }
+    if (++sinceMeasured >= SIZE_CHECK_INTERVAL) {
+      sinceMeasured = 0;
+      boundBuffers();
+    }
+  }
+
+  /** Closes the largest open files while the open files buffer more than the bound. */
+  private void boundBuffers() throws IOException {
+    long total = bufferedBytes();
+    while (total > config.maxBufferedBytes() && !open.isEmpty()) {
+      Map.Entry<PartitionKey, OpenFile> largest = null;
+      long largestBytes = -1;
+      for (Map.Entry<PartitionKey, OpenFile> entry : open.entrySet()) {
+        long bytes = buffered(entry.getValue());
+        if (bytes > largestBytes) {
+          largest = entry;
+          largestBytes = bytes;
+        }
+      }
+      open.remove(largest.getKey());
+      only = null;
+      close(largest.getValue());
+      closedForMemory++;
+      total -= largestBytes;
+    }
+  }
+
+  /** What the open files hold in memory, as {@link #boundBuffers} counts it. */
+  long bufferedBytes() {
+    long total = 0;
+    for (OpenFile file : open.values()) {
+      total += buffered(file);
+    }
+    return total;
+  }
+
+  /** An open file's length, up to one row group: Parquet writes a full row group out of memory. */
+  private long buffered(OpenFile file) {
+    return Math.min(file.writer.length(), config.rowGroupSizeBytes());
+  }
+
+  long closedForMemory() {
+    return closedForMemory;
   }
 
   /** The record's open file, opened (and the least recently used one closed) if needed; sets {@link #key}. */

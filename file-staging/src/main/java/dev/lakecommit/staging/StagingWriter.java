@@ -206,6 +206,16 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     return files.openCount();
   }
 
+  /** What the open files buffer, counted as the bound counts it. */
+  long bufferedBytes() {
+    return files.bufferedBytes();
+  }
+
+  /** Files closed because the open files buffered more than the bound, since this writer began. */
+  long filesClosedForMemory() {
+    return files.closedForMemory();
+  }
+
   private DataWriter<Record> open(PartitionKey partition) throws IOException {
     String partitionPath = config.partitionPath(partition);
     String location =

@@ -27,6 +27,12 @@ public final class StagingWriterConfig {
   /** Open files per writer when not configured: enough for moderate fan-out, bounded memory. */
   public static final int DEFAULT_MAX_OPEN_FILES = 32;
 
+  /**
+   * Bytes a writer's open files may buffer when not configured ({@link Builder#maxBufferedBytes}): what Paimon's
+   * {@code write-buffer-size} allows by default.
+   */
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = 256L << 20;
+
   private final Schema schema;
   private final PartitionSpec spec;
   private final Map<String, String> writeProperties;
@@ -36,6 +42,8 @@ public final class StagingWriterConfig {
   private final long targetFileSizeBytes;
   private final long maxRowsPerFile;
   private final int maxOpenFiles;
+  private final long maxBufferedBytes;
+  private final long rowGroupSizeBytes;
   private final int manifestFormatVersion;
   private final int manifestMinFiles;
   private final StagedFileAppenders appenders;
@@ -70,6 +78,9 @@ public final class StagingWriterConfig {
                     String.valueOf(TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT)));
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
+    this.maxBufferedBytes = builder.maxBufferedBytes;
+    this.rowGroupSizeBytes = Long.parseLong(writeProperties.getOrDefault(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES,
+        String.valueOf(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT)));
     this.manifestFormatVersion = builder.manifestFormatVersion;
     this.manifestMinFiles = builder.manifestMinFiles;
     this.appenders = builder.appenders;
@@ -122,6 +133,16 @@ public final class StagingWriterConfig {
     return maxOpenFiles;
   }
 
+  /** The bytes a writer's open files may buffer before it closes the largest ({@link Builder#maxBufferedBytes}). */
+  public long maxBufferedBytes() {
+    return maxBufferedBytes;
+  }
+
+  /** The Parquet row-group size: at most this much of an open file is in memory, the rest is written out. */
+  public long rowGroupSizeBytes() {
+    return rowGroupSizeBytes;
+  }
+
   /** The table format version of the Iceberg manifest each writer writes per checkpoint; 0 if none. */
   public int manifestFormatVersion() {
     return manifestFormatVersion;
@@ -160,6 +181,7 @@ public final class StagingWriterConfig {
     private long targetFileSizeBytes;
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
+    private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
     private StagedFileAppenders appenders;
@@ -270,13 +292,25 @@ public final class StagingWriterConfig {
 
     /**
      * Files open at once per writer; when a new partition needs one more, the least recently used is closed (and
-     * still reported at the checkpoint). Each open Parquet file buffers up to a row group in memory, so a writer's
-     * memory is bounded by about {@code maxOpenFiles x rowGroupSizeBytes}: lower the row-group size for high
-     * fan-out.
+     * still reported at the checkpoint). Each open Parquet file buffers up to a row group in memory; {@link
+     * #maxBufferedBytes} bounds the sum.
      */
     public Builder maxOpenFiles(int files) {
       checkPositive(files, "max open files");
       this.maxOpenFiles = files;
+      return this;
+    }
+
+    /**
+     * Bytes a writer's open files may buffer in memory together (default 256 MiB): when they hold more, the writer
+     * closes the largest open file (reported at the checkpoint like any rolled file) and its partition's next
+     * record opens a new one. Measured every 256 records from each open file's length, counted up to one row group
+     * (Parquet writes a full row group out); the bound holds within 256 records. Parquet's own structures (the
+     * dictionaries' hash tables) come on top: leave the heap about four times this per writer.
+     */
+    public Builder maxBufferedBytes(long bytes) {
+      checkPositive(bytes, "max buffered bytes");
+      this.maxBufferedBytes = bytes;
       return this;
     }
 

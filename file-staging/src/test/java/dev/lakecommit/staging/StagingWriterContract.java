@@ -243,6 +243,69 @@ abstract class StagingWriterContract {
   }
 
   @Test
+  void closesTheLargestOpenFileWhenTheOpenFilesBufferMoreThanTheBound() throws IOException {
+    Schema schema =
+        new Schema(
+            Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.required(2, "p", Types.IntegerType.get()),
+            Types.NestedField.required(3, "text", Types.StringType.get()));
+    PartitionSpec spec = PartitionSpec.builderFor(schema).identity("p").build();
+    long bound = 256 * 1024;
+    int partitions = 8;
+    int rows = 8000;
+    // A record is under 300 bytes; the bound is checked every 256 records, so it holds within 256 records' bytes.
+    long slack = 256 * 300;
+    Random random = new Random(20261203L);
+    List<Record> records = new ArrayList<>();
+    Record template = GenericRecord.create(schema);
+    for (int i = 0; i < rows; i++) {
+      Record row = template.copy();
+      row.setField("id", (long) i);
+      row.setField("p", random.nextInt(partitions));
+      StringBuilder text = new StringBuilder();
+      for (int c = 0; c < 200; c++) {
+        text.append((char) ('a' + random.nextInt(26)));
+      }
+      row.setField("text", text.toString());
+      records.add(row);
+    }
+
+    // Without the bound (the default is far above what these rows buffer) nothing is closed and the buffers grow.
+    StagingWriterConfig.Builder unbounded = config(schema).spec(spec).codec("uncompressed");
+    try (StagingWriter<Record> writer = StagingWriter.forRecords(unbounded.build(), context(0, 0, 0))) {
+      long most = 0;
+      for (Record row : records) {
+        writer.write(row);
+        most = Math.max(most, writer.bufferedBytes());
+      }
+      assertThat(most).isGreaterThan(bound + slack);
+      assertThat(writer.filesClosedForMemory()).isZero();
+      assertThat(writer.prepareCommit(1).orElseThrow().files()).hasSize(partitions);
+    }
+
+    StagingWriterConfig bounded = config(schema).spec(spec).codec("uncompressed").maxBufferedBytes(bound).build();
+    try (StagingWriter<Record> writer = StagingWriter.forRecords(bounded, context(1, 0, 0))) {
+      for (Record row : records) {
+        writer.write(row);
+        assertThat(writer.bufferedBytes()).isLessThanOrEqualTo(bound + slack);
+      }
+      assertThat(writer.filesClosedForMemory()).isPositive();
+      StagingManifest manifest = writer.prepareCommit(1).orElseThrow();
+      assertThat(manifest.files().size()).isEqualTo(partitions + writer.filesClosedForMemory());
+      assertThat(manifest.recordCount()).isEqualTo(rows);
+      Map<Long, Record> read = new TreeMap<>();
+      for (StagedFile file : manifest.files()) {
+        List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);
+        assertThat(inFile).hasSize((int) file.recordCount());
+        // one partition per file, as rolled files are
+        assertThat(inFile.stream().map(r -> r.getField("p")).distinct()).hasSize(1);
+        inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).isNull());
+      }
+      assertThat(read.values()).containsExactlyElementsOf(records);
+    }
+  }
+
+  @Test
   void abortPrepareDeletesEverythingStagedSinceTheLastCheckpoint() throws IOException {
     StagingWriterConfig config = config(AllTypes.SCHEMA).maxRowsPerFile(40).build();
     try (StagingWriter<Record> writer = StagingWriter.forRecords(config, context(0, 0, 0))) {

@@ -174,6 +174,7 @@ public final class HiveSink<IN>
         .layout(layout)
         .maxRowsPerFile(config.maxRowsPerFile)
         .maxOpenFiles(config.maxOpenFiles)
+        .maxBufferedBytes(config.maxBufferedBytes)
         .codec(table.fileFormat().codec());
     if (PendingUploads.applies(table.baseLocation(), config.mode, config.hadoopConf())) {
       // The upload's destination is the staged path after __base: it must be Hive's directory of the partition.

@@ -1,5 +1,6 @@
 package dev.lakecommit.hive;
 
+import dev.lakecommit.staging.StagingWriterConfig;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -51,6 +52,7 @@ public final class HiveSinkConfig {
   final long targetFileSizeBytes;
   final long maxRowsPerFile;
   final int maxOpenFiles;
+  final long maxBufferedBytes;
   final MetastoreClientFactory clientFactory;
 
   private HiveSinkConfig(Builder builder) {
@@ -74,6 +76,7 @@ public final class HiveSinkConfig {
     this.targetFileSizeBytes = builder.targetFileSizeBytes;
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
+    this.maxBufferedBytes = builder.maxBufferedBytes;
     this.clientFactory = builder.clientFactory;
   }
 
@@ -152,6 +155,7 @@ public final class HiveSinkConfig {
     private long targetFileSizeBytes;
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
+    private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
     private MetastoreClientFactory clientFactory = MetastoreClientFactory.RETRYING;
 
     private Builder() {}
@@ -291,6 +295,16 @@ public final class HiveSinkConfig {
     public Builder maxOpenFiles(int files) {
       check(files > 0, "Invalid max open files: %s (must be > 0)", files);
       this.maxOpenFiles = files;
+      return this;
+    }
+
+    /**
+     * Bytes a writer's open files may buffer together before it closes the largest (default 256 MiB); see
+     * {@link StagingWriterConfig.Builder#maxBufferedBytes}.
+     */
+    public Builder maxBufferedBytes(long bytes) {
+      check(bytes > 0, "Invalid max buffered bytes: %s (must be > 0)", bytes);
+      this.maxBufferedBytes = bytes;
       return this;
     }
 

@@ -173,7 +173,8 @@ public final class IcebergSink<IN>
 
   private StagingWriterConfig writerConfig() {
     StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout)
-        .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles);
+        .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles)
+        .maxBufferedBytes(config.maxBufferedBytes);
     if (evolves) {
       builder.evolvedSchema(writeSchema);
     }

@@ -1,5 +1,6 @@
 package dev.lakecommit.iceberg;
 
+import dev.lakecommit.staging.StagingWriterConfig;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +39,7 @@ public final class IcebergSinkConfig {
   final long targetFileSizeBytes;
   final long maxRowsPerFile;
   final int maxOpenFiles;
+  final long maxBufferedBytes;
   final boolean writeManifests;
   final int writerManifestMinFiles;
   final List<String> upsertKey;
@@ -59,6 +61,7 @@ public final class IcebergSinkConfig {
     this.targetFileSizeBytes = builder.targetFileSizeBytes;
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
+    this.maxBufferedBytes = builder.maxBufferedBytes;
     this.writeManifests = builder.writeManifests;
     this.writerManifestMinFiles = builder.writerManifestMinFiles;
     this.upsertKey = List.copyOf(builder.upsertKey);
@@ -106,6 +109,7 @@ public final class IcebergSinkConfig {
     private long targetFileSizeBytes;
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
+    private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
     private boolean writeManifests = true;
     private int writerManifestMinFiles = DEFAULT_WRITER_MANIFEST_MIN_FILES;
     private List<String> upsertKey = List.of();
@@ -208,6 +212,16 @@ public final class IcebergSinkConfig {
     public Builder maxOpenFiles(int files) {
       check(files > 0, "Invalid max open files: %s (must be > 0)", files);
       this.maxOpenFiles = files;
+      return this;
+    }
+
+    /**
+     * Bytes a writer's open files may buffer together before it closes the largest (default 256 MiB); see
+     * {@link StagingWriterConfig.Builder#maxBufferedBytes}.
+     */
+    public Builder maxBufferedBytes(long bytes) {
+      check(bytes > 0, "Invalid max buffered bytes: %s (must be > 0)", bytes);
+      this.maxBufferedBytes = bytes;
       return this;
     }
 
