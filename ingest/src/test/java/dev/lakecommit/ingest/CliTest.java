@@ -2,6 +2,7 @@ package dev.lakecommit.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -110,6 +111,55 @@ class CliTest {
   }
 
   @Test
+  void theWriteBufferSizeClosesFilesBeforeTheCheckpointAndEveryRowIsCommitted() throws Exception {
+    // One checkpoint of 2,000 records on one writer: one file per checkpoint, unless the buffer bound closes it.
+    CliRun unbounded = CliRun.of(ingestInto("demo.unbounded"));
+    assertThat(unbounded.exitCode()).as(unbounded.toString()).isZero();
+    assertThat(dataFiles("demo.unbounded")).as("rows per file").containsExactly(2_000L);
+
+    CliRun bounded = CliRun.of(ingestInto("demo.bounded", "--write-buffer-size", "8k"));
+    assertThat(bounded.exitCode()).as(bounded.toString()).isZero();
+    List<Long> rows = dataFiles("demo.bounded");
+    assertThat(rows.size()).isGreaterThanOrEqualTo(3);
+    assertThat(rows.stream().mapToLong(Long::longValue).sum()).isEqualTo(2_000);
+    org.apache.iceberg.Table table = table("demo.bounded");
+    assertThat(table.snapshots()).as("still one commit").hasSize(1);
+    long read = 0;
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
+        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+      for (org.apache.iceberg.data.Record ignored : records) {
+        read++;
+      }
+    }
+    assertThat(read).isEqualTo(2_000);
+  }
+
+  /** The sample in one checkpoint on one writer. */
+  private String[] ingestInto(String table, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", SAMPLE.toString(), "--table", table,
+        "--warehouse", dir.resolve("wh").toString(), "--parallelism", "1"));
+    args.addAll(List.of(extra));
+    return args.toArray(String[]::new);
+  }
+
+  private org.apache.iceberg.Table table(String name) {
+    return org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", java.util.Map.of(
+        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(name));
+  }
+
+  /** The row counts of the table's data files. */
+  private List<Long> dataFiles(String name) throws IOException {
+    List<Long> rows = new ArrayList<>();
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+        table(name).newScan().planFiles()) {
+      tasks.forEach(task -> rows.add(task.file().recordCount()));
+    }
+    return rows;
+  }
+
+  @Test
   void upsertsByKeyLeaveTheNewestRowOfEveryKeyAcrossCheckpointsAndWriters() throws Exception {
     Path input = dir.resolve("changes.jsonl");
     StringBuilder lines = new StringBuilder();
@@ -144,7 +194,7 @@ class CliTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"--max-rows-per-file=0", "--max-open-files=-1", "--target-file-size=12q",
-      "--writer-manifest-min-files=0", "--move-threads=2", "--partition-batch-size=10"})
+      "--writer-manifest-min-files=0", "--write-buffer-size=0", "--move-threads=2", "--partition-batch-size=10"})
   void badWriteSettingsAreUsageErrorsNamingTheOptionAndCreateNothing(String option) {
     CliRun run = CliRun.of(ingest(option));
     assertThat(run.exitCode()).as(run.toString()).isEqualTo(2);

@@ -91,8 +91,9 @@ public final class IngestCommand implements Callable<Integer> {
       description = "Writer threads (default: ${DEFAULT-VALUE}).")
   int parallelism;
 
-  @Option(names = "--checkpoint-every-records", paramLabel = "N", defaultValue = "100000",
-      description = "Records per checkpoint (default: ${DEFAULT-VALUE}).")
+  @Option(names = "--checkpoint-every-records", paramLabel = "N", defaultValue = "1000000",
+      description = "Records per checkpoint (default: ${DEFAULT-VALUE}). Each checkpoint is one commit, and closes "
+          + "every open file: fewer make fewer, larger files; --write-buffer-size bounds the memory meanwhile.")
   long checkpointEveryRecords;
 
   @Option(names = "--checkpoint-interval", paramLabel = "DURATION", defaultValue = "PT30S",
@@ -166,6 +167,7 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   TableAccess.IngestSettings ingestSettings() {
+    write.writers(parallelism);
     return new TableAccess.IngestSettings(partitionBy, !noCreateTable, addNewColumns, codec, tableLocation, external,
         successFiles, write);
   }

@@ -2,6 +2,7 @@ package dev.lakecommit.ingest.cli;
 
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import dev.lakecommit.staging.StagingWriterConfig;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -32,8 +33,18 @@ public final class WriteOptions {
   Long maxRowsPerFile;
 
   @Option(names = "--max-open-files", paramLabel = "N",
-      description = "Open data files per writer (one per partition written) before the writer closes the largest.")
+      description = "Open data files per writer (one per partition written) before the writer closes the least "
+          + "recently written (default: 32).")
   Integer maxOpenFiles;
+
+  @Option(names = "--write-buffer-size", paramLabel = "SIZE", converter = SizeConverter.class,
+      description = "Memory the writers' open data files may buffer together, e.g. 512m; past it a writer closes its "
+          + "largest open file (default: a sixteenth of the heap, at most 256m per writer: Parquet's dictionaries of "
+          + "many-valued string columns take several times the bytes counted).")
+  Long writeBufferSize;
+
+  /** Writer threads sharing {@link #writeBufferSize}; set by the command before the sink is configured. */
+  private int writers = 1;
 
   @Option(names = "--no-writer-manifests", negatable = false,
       description = "Iceberg: the commit adds every file itself instead of appending the writers' own manifests.")
@@ -76,6 +87,26 @@ public final class WriteOptions {
     }
   }
 
+  /** The number of writers that share the write buffer. */
+  void writers(int count) {
+    this.writers = Math.max(1, count);
+  }
+
+  /**
+   * The bytes each writer's open files may buffer: {@code --write-buffer-size} shared by the writers, else a
+   * sixteenth of the heap shared by them, at most {@link StagingWriterConfig#DEFAULT_MAX_BUFFERED_BYTES} each. The
+   * bound counts the files' encoded bytes; the dictionaries of string columns with many values take several times
+   * that (a Parquet {@code Binary} and its buffer per value): a 300 MB heap ingests a million 225-byte JSON lines
+   * in one checkpoint with 2 writers at a sixteenth, not at an eighth.
+   */
+  long bufferedBytesPerWriter() {
+    if (writeBufferSize != null) {
+      check("--write-buffer-size", writeBufferSize, writeBufferSize > 0);
+      return Math.max(1, writeBufferSize / writers);
+    }
+    return Math.min(StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES, Runtime.getRuntime().maxMemory() / 16 / writers);
+  }
+
   void applyTo(IcebergSinkConfig.Builder config) {
     if (!tableProperties.isEmpty()) {
       config.tableProperties(tableProperties);
@@ -84,6 +115,7 @@ public final class WriteOptions {
       config.branch(check("--branch", branch, !branch.isBlank()));
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
+    config.maxBufferedBytes(bufferedBytesPerWriter());
     if (noWriterManifests) {
       config.writeManifests(false);
     }
@@ -107,6 +139,7 @@ public final class WriteOptions {
       config.tableProperties(tableProperties);
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
+    config.maxBufferedBytes(bufferedBytesPerWriter());
     if (moveThreads != null) {
       config.moveThreads(check("--move-threads", moveThreads, moveThreads > 0));
     }
