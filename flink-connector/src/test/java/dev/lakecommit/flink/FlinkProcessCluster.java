@@ -46,7 +46,8 @@ final class FlinkProcessCluster implements AutoCloseable {
   private final Path dir;
   private final Path confDir;
   private final Configuration conf;
-  private final int restPort;
+  private final Map<String, String> yaml = new LinkedHashMap<>();
+  private int restPort;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final Map<String, Process> taskManagers = new LinkedHashMap<>();
   private final Thread reaper = new Thread(this::destroyAll, "flink-child-jvm-reaper");
@@ -60,14 +61,10 @@ final class FlinkProcessCluster implements AutoCloseable {
   FlinkProcessCluster(Path dir, int slots, Map<String, String> settings) {
     this.dir = dir;
     this.confDir = dir.resolve("conf");
-    this.restPort = freePort();
-    Map<String, String> yaml = new LinkedHashMap<>();
     yaml.put("jobmanager.rpc.address", "127.0.0.1");
-    yaml.put("jobmanager.rpc.port", String.valueOf(freePort()));
     yaml.put("jobmanager.bind-host", "127.0.0.1");
     yaml.put("rest.address", "127.0.0.1");
     yaml.put("rest.bind-address", "127.0.0.1");
-    yaml.put("rest.port", String.valueOf(restPort));
     yaml.put("taskmanager.host", "127.0.0.1");
     yaml.put("taskmanager.bind-host", "127.0.0.1");
     yaml.put("taskmanager.numberOfTaskSlots", String.valueOf(slots));
@@ -93,6 +90,19 @@ final class FlinkProcessCluster implements AutoCloseable {
     yaml.put("taskmanager.memory.jvm-metaspace.size", "160m");
     yaml.put("io.tmp.dirs", dir.resolve("tmp").toString());
     yaml.putAll(settings);
+    choosePorts();
+    this.conf = Configuration.fromMap(yaml);
+    Runtime.getRuntime().addShutdownHook(reaper);
+  }
+
+  /**
+   * Picks free loopback ports for the JobManager's RPC and REST endpoints and writes the configuration. A port is
+   * free when picked, not necessarily when the JobManager binds it: see {@link #start}.
+   */
+  private void choosePorts() {
+    this.restPort = freePort();
+    yaml.put("jobmanager.rpc.port", String.valueOf(freePort()));
+    yaml.put("rest.port", String.valueOf(restPort));
     try {
       Files.createDirectories(confDir);
       Files.createDirectories(dir.resolve("tmp"));
@@ -102,8 +112,6 @@ final class FlinkProcessCluster implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write the Flink configuration under " + confDir, e);
     }
-    this.conf = Configuration.fromMap(yaml);
-    Runtime.getRuntime().addShutdownHook(reaper);
   }
 
   private static String quote(String value) {
@@ -114,15 +122,64 @@ final class FlinkProcessCluster implements AutoCloseable {
     return restPort;
   }
 
-  /** Starts the JobManager and {@code count} TaskManagers; returns once all TaskManagers are registered. */
+  /**
+   * Starts the JobManager and {@code count} TaskManagers; returns once all TaskManagers are registered. A port
+   * picked free can be taken (by an outgoing connection's ephemeral port) before the JobManager binds it; then the
+   * JobManager exits with a {@code BindException}, and the cluster starts again on other ports, at most three times
+   * (the earlier attempts' logs are kept as {@code jm-attempt-N.log}).
+   */
   FlinkProcessCluster start(int count) {
-    jobManager = launch("jm", List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"),
-        StandaloneSessionClusterEntrypoint.class, List.of("--configDir", confDir.toString()));
-    for (int i = 0; i < count; i++) {
-      startTaskManager();
+    for (int attempt = 1; ; attempt++) {
+      jobManager = launch("jm", List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"),
+          StandaloneSessionClusterEntrypoint.class, List.of("--configDir", confDir.toString()));
+      for (int i = 0; i < count; i++) {
+        startTaskManager();
+      }
+      try {
+        awaitTaskManagers(count);
+        return this;
+      } catch (IllegalStateException e) {
+        if (attempt >= 3 || !lostAPort()) {
+          throw e;
+        }
+        System.out.printf("FlinkProcessCluster: the JobManager lost a port it was given (attempt %d); starting again"
+            + " on other ports%n", attempt);
+        restart(attempt);
+      }
     }
-    awaitTaskManagers(count);
-    return this;
+  }
+
+  /** Whether the JobManager has exited because a port it was given was taken ({@code BindException} in its log). */
+  private boolean lostAPort() {
+    if (jobManager.isAlive()) {
+      return false;
+    }
+    try {
+      return Files.readString(dir.resolve("jm.log"), StandardCharsets.UTF_8).contains("java.net.BindException");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Stops every process of a failed start, keeps its logs aside and picks new ports. */
+  private synchronized void restart(int attempt) {
+    destroyAll();
+    for (Process p : taskManagers.values()) {
+      p.onExit().join();
+    }
+    jobManager.onExit().join();
+    try (var logs = Files.list(dir)) {
+      for (Path log : logs.filter(f -> f.getFileName().toString().matches("(jm|tm-\\d+)\\.log")).toList()) {
+        String name = log.getFileName().toString();
+        Files.move(log, dir.resolve(name.replace(".log", "-attempt-" + attempt + ".log")));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot keep the logs of the failed start in " + dir, e);
+    }
+    taskManagers.clear();
+    started = 0;
+    jobManager = null;
+    choosePorts();
   }
 
   /** Starts one more TaskManager process; returns its resource id. */
