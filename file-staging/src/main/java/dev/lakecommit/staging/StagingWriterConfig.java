@@ -305,8 +305,8 @@ public final class StagingWriterConfig {
      * Bytes a writer's open files may buffer in memory together (default 256 MiB): when they hold more, the writer
      * closes the largest open file (reported at the checkpoint like any rolled file) and its partition's next
      * record opens a new one. Measured every 256 records from each open file's length, counted up to one row group
-     * (Parquet writes a full row group out); the bound holds within 256 records. Parquet's own structures (the
-     * dictionaries' hash tables) come on top: leave the heap about four times this per writer.
+     * (Parquet writes a full row group out); the bound holds within 256 records. Parquet's dictionaries come on top
+     * (an object and a buffer per distinct string value) and can take several times the bytes counted.
      */
     public Builder maxBufferedBytes(long bytes) {
       checkPositive(bytes, "max buffered bytes");
