@@ -163,11 +163,7 @@ final class FlinkProcessCluster implements AutoCloseable {
 
   /** Stops every process of a failed start, keeps its logs aside and picks new ports. */
   private synchronized void restart(int attempt) {
-    destroyAll();
-    for (Process p : taskManagers.values()) {
-      p.onExit().join();
-    }
-    jobManager.onExit().join();
+    destroyAndWait();
     try (var logs = Files.list(dir)) {
       for (Path log : logs.filter(f -> f.getFileName().toString().matches("(jm|tm-\\d+)\\.log")).toList()) {
         String name = log.getFileName().toString();
@@ -423,8 +419,8 @@ final class FlinkProcessCluster implements AutoCloseable {
     }
   }
 
-  @Override
-  public synchronized void close() {
+  /** SIGKILL of every process; returns once all are gone. */
+  private synchronized void destroyAndWait() {
     destroyAll();
     for (Process p : taskManagers.values()) {
       p.onExit().join();
@@ -432,6 +428,11 @@ final class FlinkProcessCluster implements AutoCloseable {
     if (jobManager != null) {
       jobManager.onExit().join();
     }
+  }
+
+  @Override
+  public synchronized void close() {
+    destroyAndWait();
     try {
       Runtime.getRuntime().removeShutdownHook(reaper);
     } catch (IllegalStateException shuttingDown) {

@@ -90,11 +90,7 @@ class CliTest {
         "-P", "format-version=3", "--branch", "audit", "--writer-manifest-min-files", "1",
         "--coalesce-pending-commits"));
     assertThat(run.exitCode()).as(run.toString()).isZero();
-    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", java.util.Map.of(
-        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
-        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
-        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
-            "demo.orders"));
+    org.apache.iceberg.Table table = table("demo.orders");
     assertThat(((org.apache.iceberg.HasTableOperations) table).operations().current().formatVersion()).isEqualTo(3);
     assertThat(table.currentSnapshot()).as("main is untouched: the commits went to the branch").isNull();
     org.apache.iceberg.Snapshot head = table.snapshot("audit");
@@ -142,6 +138,7 @@ class CliTest {
     return args.toArray(String[]::new);
   }
 
+  /** A table of the tests' warehouse ({@code --warehouse dir/wh}: the embedded JDBC catalog on SQLite). */
   private org.apache.iceberg.Table table(String name) {
     return org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", java.util.Map.of(
         "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
@@ -175,11 +172,7 @@ class CliTest {
     CliRun run = CliRun.of(args);
     assertThat(run.exitCode()).as(run.toString()).isZero();
     assertThat(CliRun.of(args).out()).contains("Nothing new to commit");
-    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit",
-        java.util.Map.of("type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
-            "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
-        new org.apache.hadoop.conf.Configuration()).loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(
-            "demo.changes"));
+    org.apache.iceberg.Table table = table("demo.changes");
     java.util.Map<Long, Long> rows = new java.util.HashMap<>();
     try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> records =
         org.apache.iceberg.data.IcebergGenerics.read(table).build()) {

@@ -118,7 +118,7 @@ final class HiveAccess implements TableAccess {
     if (settings.codec() != null) {
       config.codec(settings.codec());
     }
-    settings.write().applyTo(config);
+    settings.write().applyTo(config, settings.writers());
     return HiveSink.forRecords(config.build());
   }
 

@@ -50,7 +50,7 @@ final class IcebergAccess implements TableAccess {
     if (settings.codec() != null) {
       config.codec(settings.codec());
     }
-    settings.write().applyTo(config);
+    settings.write().applyTo(config, settings.writers());
     return IcebergSink.forRecords(config.build());
   }
 

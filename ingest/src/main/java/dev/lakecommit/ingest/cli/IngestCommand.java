@@ -167,9 +167,8 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   TableAccess.IngestSettings ingestSettings() {
-    write.writers(parallelism);
     return new TableAccess.IngestSettings(partitionBy, !noCreateTable, addNewColumns, codec, tableLocation, external,
-        successFiles, write);
+        successFiles, write, parallelism);
   }
 
   /** {@code fail} or {@code new-job}. */

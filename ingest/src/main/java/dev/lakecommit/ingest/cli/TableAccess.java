@@ -26,7 +26,7 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
 
   /** How an ingest creates or evolves its table; options of the other kind of table are refused. */
   record IngestSettings(List<String> partitionBy, boolean createTable, boolean addNewColumns, String codec,
-      String tableLocation, boolean external, boolean successFiles, WriteOptions write) {}
+      String tableLocation, boolean external, boolean successFiles, WriteOptions write, int writers) {}
 
   /**
    * Refuses options that do not fit this kind of table, before anything is read or created.

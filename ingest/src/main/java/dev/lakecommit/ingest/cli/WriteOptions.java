@@ -43,9 +43,6 @@ public final class WriteOptions {
           + "many-valued string columns take several times the bytes counted).")
   Long writeBufferSize;
 
-  /** Writer threads sharing {@link #writeBufferSize}; set by the command before the sink is configured. */
-  private int writers = 1;
-
   @Option(names = "--no-writer-manifests", negatable = false,
       description = "Iceberg: the commit adds every file itself instead of appending the writers' own manifests.")
   boolean noWriterManifests;
@@ -87,27 +84,23 @@ public final class WriteOptions {
     }
   }
 
-  /** The number of writers that share the write buffer. */
-  void writers(int count) {
-    this.writers = Math.max(1, count);
-  }
-
   /**
-   * The bytes each writer's open files may buffer: {@code --write-buffer-size} shared by the writers, else a
-   * sixteenth of the heap shared by them, at most {@link StagingWriterConfig#DEFAULT_MAX_BUFFERED_BYTES} each. The
-   * bound counts the files' encoded bytes; the dictionaries of string columns with many values take several times
-   * that (a Parquet {@code Binary} and its buffer per value): a 300 MB heap ingests a million 225-byte JSON lines
-   * in one checkpoint with 2 writers at a sixteenth, not at an eighth.
+   * The bytes each of {@code writers} writers' open files may buffer: {@code --write-buffer-size} shared by them,
+   * else a sixteenth of the heap shared by them, at most {@link StagingWriterConfig#DEFAULT_MAX_BUFFERED_BYTES}
+   * each. The bound counts the files' encoded bytes; the dictionaries of string columns with many values take
+   * several times that (a Parquet {@code Binary} and its buffer per value): a 300 MB heap ingests a million
+   * 225-byte JSON lines in one checkpoint with 2 writers at a sixteenth, not at an eighth.
    */
-  long bufferedBytesPerWriter() {
+  long bufferedBytesPerWriter(int writers) {
+    int shares = Math.max(1, writers);
     if (writeBufferSize != null) {
       check("--write-buffer-size", writeBufferSize, writeBufferSize > 0);
-      return Math.max(1, writeBufferSize / writers);
+      return Math.max(1, writeBufferSize / shares);
     }
-    return Math.min(StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES, Runtime.getRuntime().maxMemory() / 16 / writers);
+    return Math.min(StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES, Runtime.getRuntime().maxMemory() / 16 / shares);
   }
 
-  void applyTo(IcebergSinkConfig.Builder config) {
+  void applyTo(IcebergSinkConfig.Builder config, int writers) {
     if (!tableProperties.isEmpty()) {
       config.tableProperties(tableProperties);
     }
@@ -115,7 +108,7 @@ public final class WriteOptions {
       config.branch(check("--branch", branch, !branch.isBlank()));
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
-    config.maxBufferedBytes(bufferedBytesPerWriter());
+    config.maxBufferedBytes(bufferedBytesPerWriter(writers));
     if (noWriterManifests) {
       config.writeManifests(false);
     }
@@ -134,12 +127,12 @@ public final class WriteOptions {
     return upsertKey != null;
   }
 
-  void applyTo(HiveSinkConfig.Builder config) {
+  void applyTo(HiveSinkConfig.Builder config, int writers) {
     if (!tableProperties.isEmpty()) {
       config.tableProperties(tableProperties);
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles);
-    config.maxBufferedBytes(bufferedBytesPerWriter());
+    config.maxBufferedBytes(bufferedBytesPerWriter(writers));
     if (moveThreads != null) {
       config.moveThreads(check("--move-threads", moveThreads, moveThreads > 0));
     }
