@@ -302,6 +302,16 @@ abstract class StagingWriterContract {
         inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).isNull());
       }
       assertThat(read.values()).containsExactlyElementsOf(records);
+
+      // A checkpoint that fails after early closes leaves nothing behind: the closed files are its staged files.
+      records.forEach(row -> write(writer, row));
+      assertThat(writer.filesClosedForMemory()).isGreaterThan(manifest.files().size() - partitions);
+      assertThat(listed(layout.checkpointPrefix(JOB, 2))).isNotEmpty();
+      writer.abortPrepare();
+      assertThat(listed(layout.checkpointPrefix(JOB, 2))).isEmpty();
+      for (StagedFile file : manifest.files()) {
+        assertThat(ParquetFiles.read(io(), file.path(), schema)).hasSize((int) file.recordCount());
+      }
     }
   }
 
