@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.async.ByteArrayFeeder;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -53,6 +55,99 @@ final class Json {
    */
   static Object parse(byte[] utf8, int length) throws SyntaxException {
     return parse(() -> FACTORY.createParser(utf8, 0, length));
+  }
+
+  /**
+   * Parses the ASCII lines of one input with one of Jackson's non-blocking parsers, fed a line at a time: making a
+   * parser per line (its buffers, symbol table and context) cost about as much as parsing the line. The parser is
+   * kept while every line is exactly one object followed by nothing but whitespace; on any other line it is dropped,
+   * the line is parsed alone as before (for the same value or the same error) and the next line gets a new parser.
+   */
+  static final class Lines implements Closeable {
+    private JsonParser parser;
+    private ByteArrayFeeder feeder;
+    private byte[] line;
+    private int length;
+    /** The parser's byte offset where the current line starts: everything fed before it. */
+    private long base;
+    private int parsers;
+
+    /** The parser, fed {@code length} bytes of {@code utf8} (ASCII), before the line's first token. */
+    JsonParser feed(byte[] utf8, int length) throws IOException {
+      if (parser == null) {
+        parser = FACTORY.createNonBlockingByteArrayParser();
+        feeder = (ByteArrayFeeder) parser.getNonBlockingInputFeeder();
+        parsers++;
+      }
+      base = parser.currentLocation().getByteOffset();
+      feeder.feedInput(utf8, 0, length);
+      this.line = utf8;
+      this.length = length;
+      return parser;
+    }
+
+    /**
+     * Whether the parser has just read the end of the line's object and only whitespace follows it on the line;
+     * then the parser takes the next line. Otherwise (another value after the object, or not at its end) the parser
+     * is dropped.
+     */
+    boolean endsLine() throws IOException {
+      if (parser.currentToken() == JsonToken.END_OBJECT && parser.getParsingContext().inRoot()) {
+        for (int i = (int) (parser.currentLocation().getByteOffset() - base); i < length; i++) {
+          byte b = line[i];
+          if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+            drop();
+            return false;
+          }
+        }
+        if (parser.nextToken() == JsonToken.NOT_AVAILABLE) {
+          return true;
+        }
+      }
+      drop();
+      return false;
+    }
+
+    /** Forgets the parser: the next line gets a new one. */
+    void drop() {
+      if (parser != null) {
+        try {
+          parser.close();
+        } catch (IOException e) {
+          // a byte-array parser holds no resource
+        }
+        parser = null;
+      }
+    }
+
+    /** {@link Json#parse(byte[], int)} of one ASCII line: the same value, or the same error. */
+    Object parse(byte[] utf8, int length) throws SyntaxException {
+      try {
+        JsonParser p = feed(utf8, length);
+        JsonToken token = p.nextToken();
+        if (token == JsonToken.START_OBJECT) {
+          Object value = value(p, token);
+          if (endsLine()) {
+            return value;
+          }
+        } else {
+          drop();
+        }
+      } catch (IOException | RuntimeException e) {
+        drop();
+      }
+      return Json.parse(utf8, length);
+    }
+
+    /** How many parsers these lines have made: one, and one more after each line that dropped one. */
+    int parsers() {
+      return parsers;
+    }
+
+    @Override
+    public void close() {
+      drop();
+    }
   }
 
   /** Opens a parser over one input. */

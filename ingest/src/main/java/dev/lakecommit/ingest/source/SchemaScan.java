@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.source;
 
+import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
@@ -41,6 +42,13 @@ final class SchemaScan {
   private final Map<String, Type> nestedTyped = new LinkedHashMap<>();
   /** Values of new nested JSON fields, each under its dotted path as a column name. */
   private final Inference nestedInference = new Inference();
+  /** What the JSON line being parsed adds, done once it has parsed whole: a line that breaks adds nothing. */
+  private final List<Runnable> pending = new ArrayList<>();
+  /** Test switch: false parses every JSON line, also those whose keys are all {@link #settled}. */
+  static volatile boolean skipSettledLines = true;
+  /** For tests: JSON lines skipped unparsed by all scans. */
+  static final java.util.concurrent.atomic.LongAdder SKIPPED_UNPARSED = new java.util.concurrent.atomic.LongAdder();
+  private final SettledColumns settled = new SettledColumns();
 
   SchemaScan(Schema schema, InputFormat format) {
     this.schema = schema;
@@ -136,7 +144,7 @@ final class SchemaScan {
 
   private void json(String file, InputFile in) throws IOException {
     try (TextRecords lines = new TextRecords(TextRecords.openAt(file, in, 0), 0, false,
-        FileSource.MAX_RECORD_BYTES)) {
+        FileSource.MAX_RECORD_BYTES); Json.Lines reused = new Json.Lines()) {
       long count = 0;
       while (lines.next()) {
         long line = count + 1;
@@ -151,40 +159,172 @@ final class SchemaScan {
           } catch (CharacterCodingException e) {
             continue;
           }
+        } else if (skipSettledLines && settled.coversKeysOf(lines.bytes(), lines.length(), seen.size())) {
+          SKIPPED_UNPARSED.increment();
+          continue; // nothing in it to see
+        } else {
+          try {
+            if (object(reused.feed(lines.bytes(), lines.length()), file, line)) {
+              reused.endsLine(); // what follows the object is not read, as below: it only decides the parser's reuse
+            } else {
+              reused.drop();
+            }
+            continue;
+          } catch (IOException | RuntimeException e) {
+            reused.drop(); // read alone below, as every line was: nothing of it was seen
+          }
         }
-        Map<String, Object> fresh = null;
         try (JsonParser parser = text == null ? Json.FACTORY.createParser(lines.bytes(), 0, lines.length())
             : Json.FACTORY.createParser(text)) {
-          if (parser.nextToken() != JsonToken.START_OBJECT) {
-            continue;
-          }
-          for (JsonToken token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
-            String name = parser.currentName();
-            JsonToken value = parser.nextToken();
-            Types.NestedField field = known(name, false);
-            if (field != null) {
-              see(name, file, line, true, false);
-              if (field.type().isStructType() && value == JsonToken.START_OBJECT) {
-                struct(parser, field.type().asStructType(), name, file, line);
-              } else {
-                parser.skipChildren();
-              }
-            } else {
-              see(name, file, line, true, true);
-              if (fresh == null) {
-                fresh = new LinkedHashMap<>();
-              }
-              fresh.put(name, Json.value(parser, value));
-            }
-          }
+          object(parser, file, line);
         } catch (IOException | RuntimeException e) {
           continue; // malformed: the read reports it
         }
-        if (fresh != null) {
-          inference.addJson(fresh);
-        }
       }
     }
+  }
+
+  /**
+   * The schema's top-level columns that the scan has seen and that are not structs: a JSON line can add something
+   * about them only where it is the first to hold them. A line whose top-level keys are all such columns adds
+   * nothing, valid or not (a line that breaks adds nothing either), so it is not parsed: its keys are found by a
+   * walk over its bytes that follows strings and nesting only. Most lines of most inputs are such lines.
+   */
+  private final class SettledColumns {
+    private int builtFor = -1;
+    private byte[][] names = new byte[1][];
+    private int mask;
+
+    /**
+     * Whether every top-level key of the ASCII line is a settled column; false also for a key with an escape, an
+     * unterminated string or a line that the walk cannot follow, which are then parsed.
+     *
+     * @param seenCount how many columns the scan has seen: the set is built again when it grows
+     */
+    boolean coversKeysOf(byte[] line, int length, int seenCount) {
+      if (seenCount != builtFor) {
+        build(seenCount);
+      }
+      int depth = 0;
+      int i = 0;
+      while (i < length) {
+        byte b = line[i];
+        if (b == '"') {
+          int start = ++i;
+          boolean escaped = false;
+          while (i < length && line[i] != '"') {
+            if (line[i] == '\\') {
+              escaped = true;
+              i++;
+            }
+            i++;
+          }
+          if (i >= length) {
+            return false;
+          }
+          int end = i++;
+          if (depth == 1) {
+            int next = i;
+            while (next < length && (line[next] == ' ' || line[next] == '\t' || line[next] == '\r'
+                || line[next] == '\n')) {
+              next++;
+            }
+            if (next < length && line[next] == ':' && (escaped || !contains(line, start, end))) {
+              return false;
+            }
+          }
+        } else {
+          if (b == '{' || b == '[') {
+            depth++;
+          } else if (b == '}' || b == ']') {
+            depth--;
+          }
+          i++;
+        }
+      }
+      return true;
+    }
+
+    private void build(int seenCount) {
+      List<byte[]> settledNames = new ArrayList<>();
+      for (Types.NestedField column : schema.columns()) {
+        if (!column.type().isStructType() && seen.containsKey(column.name())) {
+          settledNames.add(column.name().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+      }
+      int size = Integer.highestOneBit(Math.max(1, settledNames.size()) * 4);
+      names = new byte[size][];
+      mask = size - 1;
+      for (byte[] name : settledNames) {
+        int slot = hash(name, 0, name.length) & mask;
+        while (names[slot] != null) {
+          slot = (slot + 1) & mask;
+        }
+        names[slot] = name;
+      }
+      builtFor = seenCount;
+    }
+
+    private boolean contains(byte[] line, int start, int end) {
+      for (int slot = hash(line, start, end) & mask; names[slot] != null; slot = (slot + 1) & mask) {
+        if (java.util.Arrays.equals(names[slot], 0, names[slot].length, line, start, end)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private static int hash(byte[] bytes, int start, int end) {
+      int hash = 1;
+      for (int i = start; i < end; i++) {
+        hash = 31 * hash + bytes[i];
+      }
+      return hash ^ (hash >>> 16);
+    }
+  }
+
+  /**
+   * Sees the columns of the line's object, new ones with their values; false if the line is not an object.
+   *
+   * @throws IOException if the object is malformed or ends before it is closed: then nothing of it is seen (the
+   *     read reports the line as a bad record)
+   */
+  private boolean object(JsonParser parser, String file, long line) throws IOException {
+    pending.clear();
+    if (parser.nextToken() != JsonToken.START_OBJECT) {
+      return false;
+    }
+    Map<String, Object> fresh = null;
+    JsonToken token;
+    for (token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
+      String name = parser.currentName();
+      JsonToken value = parser.nextToken();
+      Types.NestedField field = known(name, false);
+      if (!seen.containsKey(name)) {
+        boolean isNew = field == null;
+        pending.add(() -> see(name, file, line, true, isNew));
+      }
+      if (field != null) {
+        if (field.type().isStructType() && value == JsonToken.START_OBJECT) {
+          struct(parser, field.type().asStructType(), name, file, line);
+        } else {
+          parser.skipChildren();
+        }
+      } else {
+        if (fresh == null) {
+          fresh = new LinkedHashMap<>();
+        }
+        fresh.put(name, Json.value(parser, value));
+      }
+    }
+    if (token != JsonToken.END_OBJECT) {
+      throw new JsonParseException(parser, "the object ends early"); // a fed line's parser: not all of it there
+    }
+    pending.forEach(Runnable::run);
+    if (fresh != null) {
+      inference.addJson(fresh);
+    }
+    return true;
   }
 
   /** The fields of a JSON object read as a known struct column: the new ones are seen, their values inferred. */
@@ -195,12 +335,16 @@ final class SchemaScan {
       JsonToken value = parser.nextToken();
       Types.NestedField field = struct.field(name);
       String nested = path + "." + name;
-      nestedSeen.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
+      if (!nestedSeen.containsKey(nested)) {
+        pending.add(() -> nestedSeen.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true)));
+      }
       if (field == null) {
-        nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
         Map<String, Object> one = new HashMap<>();
         one.put(nested, Json.value(parser, value));
-        nestedInference.addJson(one);
+        pending.add(() -> {
+          nestedNew.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true));
+          nestedInference.addJson(one);
+        });
       } else if (field.type().isStructType() && value == JsonToken.START_OBJECT) {
         struct(parser, field.type().asStructType(), nested, file, line);
       } else {

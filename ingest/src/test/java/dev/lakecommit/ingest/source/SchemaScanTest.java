@@ -133,6 +133,35 @@ class SchemaScanTest {
   }
 
   /**
+   * A line that does not parse is skipped by the scan as a whole, also the columns before the place it breaks: the
+   * read reports it as a bad record, so it adds nothing to the table's schema. Lines around it are parsed one
+   * parser per file (a malformed line drops it); their columns are found at their lines.
+   */
+  @Test
+  void aMalformedJsonLineAddsNoColumnAndTheLinesAfterItAreStillScanned() throws IOException {
+    Path file = Sources.lines(dir.resolve("in/a.jsonl"), "{\"id\": 1}", "{\"id\": 2, \"ghost\": 2",
+        "{\"id\": 3, \"n\": {\"x\": 1}} \"tail", "{\"id\": 4, \"late\": \"x\"}", "[1, 2]",
+        "{\"id\": 5, \"s\": {\"k\": 1, \"deep\": ", "{\"id\": 6, \"later\": 1.5}   ",
+        "{\"id\": 7} {\"other\": 1}", "{\"id\": 8, \"last\": true}");
+    Schema schema = new Schema(Types.NestedField.optional(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "s", Types.StructType.of(
+            Types.NestedField.optional(3, "k", Types.LongType.get()))));
+
+    SchemaDrift drift = Sources.of(file, InputFormat.JSON, schema).scan(1);
+
+    // line 3's object is whole: what follows it is the read's to report, as ever; line 8's second object is not read
+    assertThat(drift.added()).extracting(SchemaDrift.Column::name, SchemaDrift.Column::where).containsExactly(
+        org.assertj.core.groups.Tuple.tuple("n", file + " line 3"),
+        org.assertj.core.groups.Tuple.tuple("late", file + " line 4"),
+        org.assertj.core.groups.Tuple.tuple("later", file + " line 7"),
+        org.assertj.core.groups.Tuple.tuple("last", file + " line 9"));
+    assertThat(drift.added().get(0).type().asStructType().field("x").type()).isEqualTo(Types.LongType.get());
+    assertThat(drift.added().subList(1, 4)).extracting(SchemaDrift.Column::type).containsExactly(Types.StringType.get(),
+        Types.DoubleType.get(), Types.BooleanType.get());
+    assertThat(drift.nestedAdded()).as("line 6 breaks inside struct s").isEmpty();
+  }
+
+  /**
    * JSON and CSV files are scanned on several threads, one file each, and merged in file order: whatever the files
    * hold (new columns first seen in any file, their values of kinds that join differently, new fields in a struct
    * column, lines that do not parse), the result is the one of a scan on one thread.
@@ -182,6 +211,63 @@ class SchemaScanTest {
     }
   }
 
+  /**
+   * Lines whose top-level keys are all columns the scan has already seen are skipped without being parsed: whatever
+   * the lines hold (keys written with escapes, whitespace before the colon, strings that look like keys, nested
+   * objects, a second object after the first, lines cut anywhere or with a byte changed), the scan finds what it
+   * finds when it parses every line.
+   */
+  @Test
+  void linesSkippedUnparsedChangeNothingTheScanFinds() throws IOException {
+    Schema schema = new Schema(Types.NestedField.optional(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "s", Types.StructType.of(
+            Types.NestedField.optional(3, "k", Types.LongType.get()))),
+        Types.NestedField.optional(4, "v", Types.StringType.get()));
+    String[] values = {"1", "2.5", "\"text\"", "\"a\\\": {\"c1\": \"", "true", "null", "{\"p\": 1}",
+        "{\"c1\": \"x\"}", "[1, {\"c2\": 2}]", "\"}\""};
+    String[] keys = {"\"id\"", "\"v\"", "\"s\"", "\"c1\"", "\"c2\"", "\"\\u0069d\"", "\"c\\u0031\"", "\"c2\" \r ",
+        "\"c1\"\t"};
+    long skippedBefore = SchemaScan.SKIPPED_UNPARSED.sum();
+    for (long seed = 1; seed <= 40; seed++) {
+      java.util.Random random = new java.util.Random(seed);
+      StringBuilder text = new StringBuilder();
+      for (int i = 0; i < 200; i++) {
+        StringBuilder line = new StringBuilder("{\"id\": ").append(i);
+        for (int f = 0; f < random.nextInt(4); f++) {
+          String key = random.nextInt(4) == 0 ? keys[random.nextInt(keys.length)] : "\"v\"";
+          String value = key.startsWith("\"s\"") ? "{\"k\": 1" + (random.nextInt(5) == 0 ? ", \"n\": 1}" : "}")
+              : values[random.nextInt(values.length)];
+          line.append(", ").append(key).append(": ").append(value);
+        }
+        line.append('}');
+        if (random.nextInt(10) == 0) {
+          line.append(random.nextBoolean() ? " {\"c3\": 1}" : " ]");
+        }
+        String written = line.toString();
+        switch (random.nextInt(12)) {
+          case 0 -> written = written.substring(0, random.nextInt(written.length()));
+          case 1 -> {
+            char[] chars = written.toCharArray();
+            chars[random.nextInt(chars.length)] = "{}[]\":, \\".charAt(random.nextInt(9));
+            written = new String(chars);
+          }
+          default -> { }
+        }
+        text.append(written).append('\n');
+      }
+      Path file = Sources.write(dir.resolve("skip-" + seed + "/a.jsonl"), text.toString());
+      FileSource source = Sources.of(file, InputFormat.JSON, schema);
+      String skipped = describe(source.scan(1));
+      SchemaScan.skipSettledLines = false;
+      try {
+        assertThat(skipped).as("seed %d", seed).isEqualTo(describe(source.scan(1)));
+      } finally {
+        SchemaScan.skipSettledLines = true;
+      }
+    }
+    assertThat(SchemaScan.SKIPPED_UNPARSED.sum() - skippedBefore).as("lines skipped").isGreaterThan(2_000);
+  }
+
   private static String jsonLine(java.util.Random random, String[] values) {
     if (random.nextInt(30) == 0) {
       return "{\"id\": 1, \"broken\": ";
@@ -206,7 +292,7 @@ class SchemaScanTest {
     drift.nestedAdded().forEach(c -> text.append(c.name()).append(' ').append(c.type()).append(" at ")
         .append(c.where()).append("; "));
     text.append("\nseen ");
-    for (String name : new String[] {"id", "s", "c0", "c1", "c2", "c3", "c4", "c5"}) {
+    for (String name : new String[] {"id", "s", "v", "c0", "c1", "c2", "c3", "c4", "c5"}) {
       drift.column(name).ifPresent(c -> text.append(name).append(" at ").append(c.where()).append("; "));
     }
     return text.append("\ninput schema ").append(drift.inputSchema().asStruct()).toString();
