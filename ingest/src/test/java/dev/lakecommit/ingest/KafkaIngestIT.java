@@ -71,6 +71,75 @@ class KafkaIngestIT {
     return response.body();
   }
 
+  /**
+   * JSON messages are read straight into records while they are clean ASCII objects, the others the map's way: a run
+   * that reads every message the map's way gives the same table, the same dead letters and the same stop at a field
+   * the schema lacks. Messages of every kind: plain, not ASCII, cut, an array, a duplicate key, a value that does not
+   * fit, spread over lines, a value after the object, nulls.
+   */
+  @Test
+  void jsonMessagesOfEveryKindLandAsTheMapsWayLandsThem() throws Exception {
+    String topic = "mixed";
+    broker.createTopic(topic, 1);
+    List<String> values = List.of("{\"id\": 1, \"kind\": \"a\", \"ts\": 10}", "{\"id\": 2, \"kind\": \"\u00e9t\u00e9\"}",
+        "{\"id\": 3, \"kind\":", "[1, 2]", "{\"id\": 4, \"id\": 5}", "{\"id\": 6, \"ts\": \"soon\"}",
+        "{\n  \"id\": 7,\n  \"kind\": \"pretty\"\n}", "{\"id\": 8} x", "{\"id\": 9, \"kind\": null, \"ts\": 90}  ",
+        "{\"id\": 10, \"ts\": 1e3}", "{\"id\": 11, \"kind\": 12.50, \"ts\": -3}");
+    try (KafkaProducer<String, String> producer = KafkaTopics.producer(broker, "mixed-writer")) {
+      producer.beginTransaction();
+      for (String value : values) {
+        producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic, 0, null, value));
+      }
+      producer.commitTransaction();
+    }
+    List<String> outcomes = new ArrayList<>();
+    for (boolean direct : new boolean[] {true, false}) {
+      String table = "direct" + direct;
+      dev.lakecommit.ingest.source.SourceSwitches.directJson(direct);
+      try {
+        List<String> args = new ArrayList<>(ingest(topic, "--until", "end", "--bad-records",
+            dir.resolve("dead-" + direct).toString()));
+        args.set(args.indexOf("load.events"), "load." + table);
+        CliRun run = CliRun.of(args.toArray(String[]::new));
+        assertThat(run.exitCode()).as("%s", run).isEqualTo(4);
+        StringBuilder outcome = new StringBuilder(run.out().replaceAll("snapshot \\d+|job \\S+", "")).append('\n');
+        org.apache.iceberg.Table loaded = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
+            "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(),
+            "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+            new org.apache.hadoop.conf.Configuration()).loadTable(
+                org.apache.iceberg.catalog.TableIdentifier.of("load", table));
+        List<String> rows = new ArrayList<>();
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> read =
+            org.apache.iceberg.data.IcebergGenerics.read(loaded).select("id", "kind", "ts").build()) {
+          read.forEach(r -> rows.add(r.getField("id") + "|" + r.getField("kind") + "|" + r.getField("ts")));
+        }
+        rows.sort(null);
+        outcome.append(rows).append('\n');
+        try (java.util.stream.Stream<Path> dead = Files.walk(dir.resolve("dead-" + direct))) {
+          for (Path file : dead.filter(Files::isRegularFile).sorted().toList()) {
+            outcome.append(Files.readString(file).replaceAll("\"job[^,]*,", ""));
+          }
+        }
+        broker.createTopic(topic + "-" + direct, 1);
+        try (KafkaProducer<String, String> producer = KafkaTopics.producer(broker, "mixed-" + direct)) {
+          producer.beginTransaction();
+          producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(topic + "-" + direct, 0, null,
+              "{\"id\": 12, \"extra\": 1}"));
+          producer.commitTransaction();
+        }
+        CliRun unknown = CliRun.of(ingest(topic + "-" + direct, "--until", "end").toArray(String[]::new));
+        outcome.append(unknown.exitCode()).append(' ').append((unknown.out() + unknown.err())
+            .replace(topic + "-" + direct, "TOPIC").replaceAll("\\s+", " "));
+        outcomes.add(outcome.toString().replace(table, "TABLE").replace("dead-" + direct, "DEAD")
+            .replaceAll("job \\S+|in \\d+ ms", ""));
+      } finally {
+        dev.lakecommit.ingest.source.SourceSwitches.directJson(true);
+      }
+    }
+    assertThat(outcomes.get(0)).isEqualTo(outcomes.get(1)).contains("Column 'extra'")
+        .contains("1|a|10", "2|\u00e9t\u00e9|null", "7|pretty|null", "9|null|90", "11|12.50|-3");
+  }
+
   /** Synchronous and pipelined commits: the offsets in the table are those of the checkpoint each commit made. */
   @ParameterizedTest(name = "--max-uncommitted-checkpoints {0}")
   @ValueSource(strings = {"0", "2"})

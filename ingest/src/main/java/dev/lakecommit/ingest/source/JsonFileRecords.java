@@ -1,25 +1,15 @@
 package dev.lakecommit.ingest.source;
 
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
-import java.util.Arrays;
-import java.util.HashMap;
-import java.util.HashSet;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.InputFile;
 import org.apache.iceberg.types.Types;
 
 /** JSON lines: one object per line; blank lines are skipped. Offsets are bytes, counts are lines. */
 final class JsonFileRecords implements FileRecords {
-  /** Test switch: false reads every line the map's way, not {@link Direct}ly. */
-  static volatile boolean directRecords = true;
   private final String file;
   private final Schema schema;
   private final TextRecords lines;
@@ -28,7 +18,7 @@ final class JsonFileRecords implements FileRecords {
   private long count;
   /** The first line of the current record. */
   private long line;
-  private Direct direct;
+  private JsonRecords direct;
   private long checksum;
   private boolean strictColumns;
 
@@ -70,9 +60,9 @@ final class JsonFileRecords implements FileRecords {
     if (!advance()) {
       return null;
     }
-    if (lines.ascii() && directRecords) {
+    if (lines.ascii() && JsonRecords.enabled) {
       if (direct == null) {
-        direct = new Direct(schema.asStruct());
+        direct = new JsonRecords(schema.asStruct());
       }
       Record record = direct.read(parser, lines.bytes(), lines.length(), strictColumns);
       if (record != null) {
@@ -150,78 +140,6 @@ final class JsonFileRecords implements FileRecords {
       throw bad(line, "expected a JSON object, got " + Json.kind(json));
     }
     return (Map<String, Object>) json;
-  }
-
-  /**
-   * Reads an ASCII line straight into a record of the schema, without the map of its object in between: each
-   * top-level value is converted as {@link Values#record} converts it, into its column's place. Any line that this
-   * does not read whole and without a fault (malformed, a duplicate key, a value that does not fit, a required
-   * column missing, a column the schema lacks when those fail the read) is read again the map's way, which reports
-   * it exactly as before: that way also decides which fault of a line with several is the one reported.
-   */
-  private static final class Direct {
-    private final List<Types.NestedField> fields;
-    private final Map<String, Integer> positions = new HashMap<>();
-    private final GenericRecord template;
-    private final boolean[] present;
-
-    Direct(Types.StructType struct) {
-      this.fields = struct.fields();
-      for (int i = 0; i < fields.size(); i++) {
-        positions.put(fields.get(i).name(), i);
-      }
-      this.template = GenericRecord.create(struct);
-      this.present = new boolean[fields.size()];
-    }
-
-    /** The line's record, or null if it must be read the map's way. */
-    Record read(Json.Lines lines, byte[] bytes, int length, boolean strictColumns) {
-      try {
-        JsonParser parser = lines.feed(bytes, length);
-        if (parser.nextToken() != JsonToken.START_OBJECT) {
-          lines.drop();
-          return null;
-        }
-        Arrays.fill(present, false);
-        GenericRecord record = template.copy();
-        Set<String> others = null;
-        JsonToken token;
-        for (token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
-          String name = parser.currentName();
-          Integer position = positions.get(name);
-          JsonToken value = parser.nextToken();
-          if (position == null) {
-            if (strictColumns || !(others == null ? others = new HashSet<>() : others).add(name)) {
-              lines.drop();
-              return null;
-            }
-            Json.value(parser, value); // not kept, but parsed as the map's way parses it
-            continue;
-          }
-          int i = position;
-          if (present[i]) {
-            lines.drop();
-            return null;
-          }
-          present[i] = true;
-          Types.NestedField field = fields.get(i);
-          record.set(i, Values.fromJson(field.type(), Json.value(parser, value), field.name()));
-        }
-        if (token != JsonToken.END_OBJECT || !lines.endsLine()) {
-          lines.drop();
-          return null;
-        }
-        for (int i = 0; i < fields.size(); i++) {
-          if (fields.get(i).isRequired() && record.get(i) == null) {
-            return null; // missing or null: reported by the map's way
-          }
-        }
-        return record;
-      } catch (IOException | RuntimeException | Values.ValueException e) {
-        lines.drop();
-        return null;
-      }
-    }
   }
 
   private String text(long line) {

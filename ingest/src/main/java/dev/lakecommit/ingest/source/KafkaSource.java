@@ -393,6 +393,9 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private final Map<TopicPartition, Long> fetchedTo = new HashMap<>();
     /** When the reader began to hold records back for a partition that is behind (-1: not holding). */
     private long holdingSince = -1;
+    /** JSON values: one parser for all messages while they are well-formed objects, and the direct read. */
+    private final Json.Lines jsonLines = new Json.Lines();
+    private JsonRecords jsonRecords;
     /**
      * The reader's buffer: fetched, not handed out. It is filled only while below both limits, so it never holds
      * more than {@code 3 x max.poll.records - 1} records or {@code fetch.max.bytes} plus one poll's bytes.
@@ -746,6 +749,15 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       if (settings.format() == ValueFormat.AVRO) {
         return avroValue(record.value(), schema.asStruct(), where);
       }
+      if (settings.format() == ValueFormat.JSON && JsonRecords.enabled && ascii(record.value())) {
+        if (jsonRecords == null) {
+          jsonRecords = new JsonRecords(schema.asStruct());
+        }
+        Record direct = jsonRecords.read(jsonLines, record.value(), record.value().length, !ignoreUnknownColumns);
+        if (direct != null) {
+          return direct;
+        }
+      }
       String text;
       try {
         text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
@@ -847,8 +859,18 @@ public final class KafkaSource implements CheckpointedSource<Record> {
 
     @Override
     public void close() {
+      jsonLines.close();
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
+  }
+
+  private static boolean ascii(byte[] bytes) {
+    for (byte b : bytes) {
+      if (b < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A message holds a field the table's schema lacks: the job stops rather than drop it. */

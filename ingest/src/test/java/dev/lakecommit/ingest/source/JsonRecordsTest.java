@@ -45,12 +45,12 @@ class JsonRecordsTest {
     Path file = Sources.write(dir.resolve("a.jsonl"), text.toString());
     for (boolean strict : new boolean[] {false, true}) {
       List<String> direct = outcomes(file, strict);
-      JsonFileRecords.directRecords = false;
+      JsonRecords.enabled = false;
       List<String> mapped;
       try {
         mapped = outcomes(file, strict);
       } finally {
-        JsonFileRecords.directRecords = true;
+        JsonRecords.enabled = true;
       }
       assertThat(direct).hasSameSizeAs(mapped).hasSizeGreaterThan(2_900); // a line cut to nothing is blank
       for (int i = 0; i < direct.size(); i++) {
