@@ -171,6 +171,9 @@ class BadInputCorpusTest {
             ',', ' ', '"', 'n', 'a', 'm', 'e', '"', ':', ' ', '"', (byte) 0xC3, (byte) 0x28, '"', '}', '\n'},
             utf8(lines(4, 10))), "invalid-utf8.jsonl", 1),
         bad("truncated-record.jsonl", utf8(lines(0, 5) + "{\"id\": 5, \"na"), "truncated-record.jsonl", 1),
+        // a cut line with a field the schema lacks: the scan once counted the field and then failed on its type
+        bad("truncated-new-field.jsonl", utf8(lines(0, 3) + "{\"id\": 3, \"name\": \"c\", \"extra\": 1\n"
+            + lines(4, 6)), "truncated-new-field.jsonl line 4", 1, "--schema", schema),
         bad("not-an-object.jsonl", utf8(lines(0, 3) + "[1, 2, 3]\n" + lines(4, 6)), "not-an-object.jsonl", 1),
         bad("plain-text-line.jsonl", utf8(lines(0, 3) + "hello world\n" + lines(4, 6)), "plain-text-line.jsonl", 1),
         bad("comment-line.jsonl", utf8("// exported 2026-12-01\n" + lines(0, 5)), "comment-line.jsonl", 1),
