@@ -44,6 +44,8 @@ final class SchemaScan {
   private final Inference nestedInference = new Inference();
   /** What the JSON line being parsed adds, done once it has parsed whole: a line that breaks adds nothing. */
   private final List<Runnable> pending = new ArrayList<>();
+  /** The keys of the line being parsed, top-level and (dotted) inside struct columns: a repeated key breaks it. */
+  private final java.util.Set<String> lineKeys = new java.util.HashSet<>();
   /** Test switch: false parses every JSON line, also those whose keys are all {@link #settled}. */
   static volatile boolean skipSettledLines = true;
   /** For tests: JSON lines skipped unparsed by all scans. */
@@ -291,6 +293,7 @@ final class SchemaScan {
    */
   private boolean object(JsonParser parser, String file, long line) throws IOException {
     pending.clear();
+    lineKeys.clear();
     if (parser.nextToken() != JsonToken.START_OBJECT) {
       return false;
     }
@@ -298,6 +301,9 @@ final class SchemaScan {
     JsonToken token;
     for (token = parser.nextToken(); token == JsonToken.FIELD_NAME; token = parser.nextToken()) {
       String name = parser.currentName();
+      if (!lineKeys.add(name)) {
+        throw new JsonParseException(parser, "Duplicate field '" + name + "'"); // the read refuses the line
+      }
       JsonToken value = parser.nextToken();
       Types.NestedField field = known(name, false);
       if (!seen.containsKey(name)) {
@@ -335,6 +341,9 @@ final class SchemaScan {
       JsonToken value = parser.nextToken();
       Types.NestedField field = struct.field(name);
       String nested = path + "." + name;
+      if (!lineKeys.add(nested)) {
+        throw new JsonParseException(parser, "Duplicate field '" + nested + "'");
+      }
       if (!nestedSeen.containsKey(nested)) {
         pending.add(() -> nestedSeen.putIfAbsent(nested, new SchemaDrift.Column(nested, null, file, line, true)));
       }

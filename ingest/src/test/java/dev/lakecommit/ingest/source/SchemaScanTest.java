@@ -133,8 +133,8 @@ class SchemaScanTest {
   }
 
   /**
-   * A line that does not parse is skipped by the scan as a whole, also the columns before the place it breaks: the
-   * read reports it as a bad record, so it adds nothing to the table's schema. Lines around it are parsed one
+   * A line that does not parse (or repeats a key) is skipped by the scan as a whole, also the columns before the
+   * place it breaks: the read reports it as a bad record, so it adds nothing to the table's schema. Lines around it are parsed one
    * parser per file (a malformed line drops it); their columns are found at their lines.
    */
   @Test
@@ -142,7 +142,8 @@ class SchemaScanTest {
     Path file = Sources.lines(dir.resolve("in/a.jsonl"), "{\"id\": 1}", "{\"id\": 2, \"ghost\": 2",
         "{\"id\": 3, \"n\": {\"x\": 1}} \"tail", "{\"id\": 4, \"late\": \"x\"}", "[1, 2]",
         "{\"id\": 5, \"s\": {\"k\": 1, \"deep\": ", "{\"id\": 6, \"later\": 1.5}   ",
-        "{\"id\": 7} {\"other\": 1}", "{\"id\": 8, \"last\": true}");
+        "{\"id\": 7} {\"other\": 1}", "{\"id\": 8, \"last\": true}", "{\"id\": 9, \"twice\": 1, \"twice\": 2}",
+        "{\"id\": 10, \"s\": {\"k\": 1, \"k\": 2, \"inner\": 1}}", "{\"dup\": 1, \"id\": 11, \"id\": 12}");
     Schema schema = new Schema(Types.NestedField.optional(1, "id", Types.LongType.get()),
         Types.NestedField.optional(2, "s", Types.StructType.of(
             Types.NestedField.optional(3, "k", Types.LongType.get()))));
