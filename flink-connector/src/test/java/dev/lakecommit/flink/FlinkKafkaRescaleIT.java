@@ -131,7 +131,12 @@ class FlinkKafkaRescaleIT {
       TaskManagerKills.Restart restart = kill.execute();
       log(start, "run 3 running again: %s%n", restart);
       JsonNode restored = cluster.rest("/jobs/" + run3 + "/checkpoints").path("latest").path("restored");
-      awaitCommittedRows(table, third + share(random, third / 2, third), producer, wait);
+      try {
+        awaitCommittedRows(table, third + share(random, third / 2, third), producer, wait);
+      } catch (AssertionError stalled) {
+        System.out.println(cluster.diagnose(run3)); // the stacks of a job that stopped committing, for the CI log
+        throw stalled;
+      }
       Unaligned unaligned = unaligned(cluster, run3);
       log(start, "run 3 checkpoints: %s%n", checkpointStats(cluster, run3));
       String savepoint2 = cluster.cancelWithSavepoint(run3, savepoints, Duration.ofMinutes(2));

@@ -42,6 +42,9 @@ import org.apache.flink.runtime.util.config.memory.ProcessMemoryUtils;
 final class FlinkProcessCluster implements AutoCloseable {
   private static final Duration STARTUP = Duration.ofSeconds(120);
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** Thread names of tasks (their subtask index) and of checkpointing, in a thread dump's header line. */
+  private static final java.util.regex.Pattern TASK_THREAD =
+      java.util.regex.Pattern.compile("\\(\\d+/\\d+\\)|[Cc]heckpoint|[Ll]akecommit|Source|Sink");
 
   private final Path dir;
   private final Path confDir;
@@ -211,6 +214,74 @@ final class FlinkProcessCluster implements AutoCloseable {
     if (!process.destroyForcibly().waitFor(30, TimeUnit.SECONDS)) {
       throw new IllegalStateException("TaskManager " + taskManager + " (pid " + process.pid() + ") survived SIGKILL");
     }
+  }
+
+  /**
+   * For a test that fails because a job stopped making progress, what a CI log can keep: per live JobManager and
+   * TaskManager process, the stacks of its task and checkpoint threads ({@code jcmd <pid> Thread.print}, bounded in
+   * time and lines) and the last warnings and errors of its log; and the job's checkpoint statistics. Never throws.
+   */
+  synchronized String diagnose(String jobId) {
+    StringBuilder text = new StringBuilder();
+    Map<String, Process> live = new LinkedHashMap<>();
+    if (jobManager != null && jobManager.isAlive()) {
+      live.put("jm", jobManager);
+    }
+    taskManagers.forEach((name, process) -> {
+      if (process.isAlive()) {
+        live.put(name, process);
+      }
+    });
+    String jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();
+    live.forEach((name, process) -> {
+      text.append("=== ").append(name).append(" (pid ").append(process.pid()).append(")\n");
+      try {
+        Path dump = Files.createTempFile(dir, name + "-threads-", ".txt");
+        Process run = new ProcessBuilder(jcmd, String.valueOf(process.pid()), "Thread.print")
+            .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
+        if (!run.waitFor(30, TimeUnit.SECONDS)) {
+          run.destroyForcibly();
+        }
+        int lines = 0;
+        int threads = 0;
+        int shown = 0;
+        for (String stanza : Files.readString(dump).split("\n\n")) {
+          String header = stanza.lines().findFirst().orElse("");
+          if (!header.startsWith("\"")) {
+            continue;
+          }
+          threads++;
+          if (lines < 600 && TASK_THREAD.matcher(header).find()) {
+            text.append(stanza).append("\n\n");
+            lines += stanza.split("\n").length;
+            shown++;
+          }
+        }
+        text.append("(").append(threads).append(" threads, ").append(shown).append(" shown)\n");
+        List<String> log = Files.readAllLines(dir.resolve(name + ".log"), StandardCharsets.UTF_8).stream()
+            .filter(l -> l.contains("ERROR") || l.contains("WARN") || l.contains("Exception")).toList();
+        text.append("--- last warnings and errors of ").append(name).append(".log\n");
+        log.subList(Math.max(0, log.size() - 40), log.size()).forEach(l -> text.append(l).append('\n'));
+      } catch (IOException | RuntimeException e) {
+        text.append("no diagnosis: ").append(e).append('\n');
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    try {
+      JsonNode checkpoints = rest("/jobs/" + jobId + "/checkpoints");
+      text.append("=== checkpoints: counts ").append(checkpoints.path("counts")).append("; recent ");
+      checkpoints.path("history").forEach(c -> text.append(c.path("id").asText()).append('=')
+          .append(c.path("status").asText()).append(' '));
+      text.append("\n=== vertices ");
+      rest("/jobs/" + jobId).path("vertices").forEach(v -> text.append(v.path("name").asText()).append(':')
+          .append(v.path("status").asText()).append(' '));
+      text.append('\n');
+    } catch (IOException | RuntimeException e) {
+      String message = String.valueOf(e);
+      text.append("no checkpoint statistics: ").append(message, 0, Math.min(message.length(), 200)).append('\n');
+    }
+    return text.toString();
   }
 
   /** Polls (bounded) until {@code count} TaskManagers are registered and alive in the JobManager's view. */

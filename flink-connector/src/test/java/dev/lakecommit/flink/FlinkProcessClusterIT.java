@@ -27,6 +27,11 @@ class FlinkProcessClusterIT {
       assertThat(Files.readString(dir.resolve("jm-attempt-1.log"), StandardCharsets.UTF_8))
           .as("the first attempt failed on the taken port").contains("java.net.BindException");
       assertThat(started.liveTaskManagers()).hasSize(1);
+      // what a test that stalls prints: stacks and log lines of every process, and what the job's REST says
+      String diagnosis = started.diagnose("no-such-job");
+      assertThat(diagnosis).contains("=== jm (pid", "=== tm-0 (pid", "--- last warnings and errors of tm-0.log",
+          "no checkpoint statistics").doesNotContain("no diagnosis");
+      assertThat(diagnosis).containsPattern("=== jm \\(pid \\d+\\)\n(?s).*\\([1-9]\\d* threads, \\d+ shown\\)");
     }
   }
 }
