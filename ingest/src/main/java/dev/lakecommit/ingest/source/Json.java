@@ -94,8 +94,7 @@ final class Json {
     boolean endsLine() throws IOException {
       if (parser.currentToken() == JsonToken.END_OBJECT && parser.getParsingContext().inRoot()) {
         for (int i = (int) (parser.currentLocation().getByteOffset() - base); i < length; i++) {
-          byte b = line[i];
-          if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+          if (!whitespace(line[i])) {
             drop();
             return false;
           }
@@ -148,6 +147,11 @@ final class Json {
     public void close() {
       drop();
     }
+  }
+
+  /** JSON's whitespace between tokens: space, tab, carriage return, line feed. */
+  static boolean whitespace(byte b) {
+    return b == ' ' || b == '\t' || b == '\r' || b == '\n';
   }
 
   /** Opens a parser over one input. */

@@ -749,7 +749,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       if (settings.format() == ValueFormat.AVRO) {
         return avroValue(record.value(), schema.asStruct(), where);
       }
-      if (settings.format() == ValueFormat.JSON && JsonRecords.enabled && ascii(record.value())) {
+      if (settings.format() == ValueFormat.JSON && JsonRecords.enabled
+          && TextRecords.ascii(record.value(), record.value().length)) {
         if (jsonRecords == null) {
           jsonRecords = new JsonRecords(schema.asStruct());
         }
@@ -862,15 +863,6 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       jsonLines.close();
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
-  }
-
-  private static boolean ascii(byte[] bytes) {
-    for (byte b : bytes) {
-      if (b < 0) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** A message holds a field the table's schema lacks: the job stops rather than drop it. */

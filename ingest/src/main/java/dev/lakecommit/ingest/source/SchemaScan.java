@@ -5,12 +5,17 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.avro.file.DataFileStream;
 import org.apache.avro.generic.GenericDatumReader;
 import org.apache.iceberg.Schema;
@@ -45,11 +50,11 @@ final class SchemaScan {
   /** What the JSON line being parsed adds, done once it has parsed whole: a line that breaks adds nothing. */
   private final List<Runnable> pending = new ArrayList<>();
   /** The keys of the line being parsed, top-level and (dotted) inside struct columns: a repeated key breaks it. */
-  private final java.util.Set<String> lineKeys = new java.util.HashSet<>();
+  private final Set<String> lineKeys = new HashSet<>();
   /** Test switch: false parses every JSON line, also those whose keys are all {@link #settled}. */
   static volatile boolean skipSettledLines = true;
   /** For tests: JSON lines skipped unparsed by all scans. */
-  static final java.util.concurrent.atomic.LongAdder SKIPPED_UNPARSED = new java.util.concurrent.atomic.LongAdder();
+  static final LongAdder SKIPPED_UNPARSED = new LongAdder();
   private final SettledColumns settled = new SettledColumns();
 
   SchemaScan(Schema schema, InputFormat format) {
@@ -154,30 +159,29 @@ final class SchemaScan {
         if (lines.blank() || lines.overlong()) {
           continue;
         }
-        String text = null;
-        if (!lines.ascii()) {
-          try {
-            text = lines.text();
-          } catch (CharacterCodingException e) {
-            continue;
+        if (lines.ascii()) {
+          if (skipSettledLines && settled.coversKeysOf(lines.bytes(), lines.length(), seen.size())) {
+            SKIPPED_UNPARSED.increment();
+            continue; // nothing in it to see
           }
-        } else if (skipSettledLines && settled.coversKeysOf(lines.bytes(), lines.length(), seen.size())) {
-          SKIPPED_UNPARSED.increment();
-          continue; // nothing in it to see
-        } else {
           try {
             if (object(reused.feed(lines.bytes(), lines.length()), file, line)) {
-              reused.endsLine(); // what follows the object is not read, as below: it only decides the parser's reuse
+              reused.endsLine(); // what follows the object is not read: it only decides the parser's reuse
             } else {
               reused.drop();
             }
-            continue;
           } catch (IOException | RuntimeException e) {
-            reused.drop(); // read alone below, as every line was: nothing of it was seen
+            reused.drop(); // malformed: nothing of it was seen, and the read reports it
           }
+          continue;
         }
-        try (JsonParser parser = text == null ? Json.FACTORY.createParser(lines.bytes(), 0, lines.length())
-            : Json.FACTORY.createParser(text)) {
+        String text;
+        try {
+          text = lines.text();
+        } catch (CharacterCodingException e) {
+          continue;
+        }
+        try (JsonParser parser = Json.FACTORY.createParser(text)) {
           object(parser, file, line);
         } catch (IOException | RuntimeException e) {
           continue; // malformed: the read reports it
@@ -227,8 +231,7 @@ final class SchemaScan {
           int end = i++;
           if (depth == 1) {
             int next = i;
-            while (next < length && (line[next] == ' ' || line[next] == '\t' || line[next] == '\r'
-                || line[next] == '\n')) {
+            while (next < length && Json.whitespace(line[next])) {
               next++;
             }
             if (next < length && line[next] == ':' && (escaped || !contains(line, start, end))) {
@@ -251,7 +254,7 @@ final class SchemaScan {
       List<byte[]> settledNames = new ArrayList<>();
       for (Types.NestedField column : schema.columns()) {
         if (!column.type().isStructType() && seen.containsKey(column.name())) {
-          settledNames.add(column.name().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          settledNames.add(column.name().getBytes(StandardCharsets.UTF_8));
         }
       }
       int size = Integer.highestOneBit(Math.max(1, settledNames.size()) * 4);
@@ -269,7 +272,7 @@ final class SchemaScan {
 
     private boolean contains(byte[] line, int start, int end) {
       for (int slot = hash(line, start, end) & mask; names[slot] != null; slot = (slot + 1) & mask) {
-        if (java.util.Arrays.equals(names[slot], 0, names[slot].length, line, start, end)) {
+        if (Arrays.equals(names[slot], 0, names[slot].length, line, start, end)) {
           return true;
         }
       }

@@ -452,8 +452,13 @@ final class TextRecords implements Closeable {
 
   /** Whether every byte of the record is ASCII: its bytes are then its text, one byte per character. */
   boolean ascii() {
+    return ascii(record, length);
+  }
+
+  /** Whether the first {@code length} bytes are all ASCII (so UTF-8 that needs no decoding to be checked). */
+  static boolean ascii(byte[] bytes, int length) {
     for (int i = 0; i < length; i++) {
-      if (record[i] < 0) {
+      if (bytes[i] < 0) {
         return false;
       }
     }
