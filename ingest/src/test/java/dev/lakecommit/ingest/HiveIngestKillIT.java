@@ -28,10 +28,13 @@ class HiveIngestKillIT {
   @Test
   void sigkillAtRandomMomentsLosesAndDuplicatesNothing() throws Exception {
     long seed = TestScale.seed();
-    // 20 checkpoints by default: each killed run completes one or more, so 5 kills land before the input ends
+    // 20 checkpoints by default (200 long): each killed run completes one, then goes on for up to 600 ms, which
+    // the pace bounds to 6,000 rows (3,000 long): the input outlasts the kills however fast the tool is (seen
+    // unpaced: the job ended after 4 of 5 kills).
     int rows = TestScale.pick(100_000, 1_000_000);
     int kills = TestScale.pick(5, 100);
-    int checkpointEvery = TestScale.pick(5_000, 10_000);
+    int checkpointEvery = 5_000;
+    int pace = TestScale.pick(10_000, 5_000);
     System.out.printf("HiveIngestKillIT: seed %d, %,d rows, %d kills%n", seed, rows, kills);
     Path input = KillLoop.writeInput(dir, rows);
 
@@ -42,7 +45,8 @@ class HiveIngestKillIT {
           "--table", TABLE, "--partition-by", "kind", "--job-id", JOB,
           "--checkpoint-dir", dir.resolve("checkpoints").toString(),
           "-C", "warehouse=" + dir.resolve("wh").toUri(),
-          "--parallelism", "2", "--checkpoint-every-records", Integer.toString(checkpointEvery)));
+          "--parallelism", "2", "--checkpoint-every-records", Integer.toString(checkpointEvery),
+          "--max-records-per-second", Integer.toString(pace)));
       KillLoop.Result result = new KillLoop(dir, "HiveIngestKillIT", seed).run(command, kills, 600);
       assertThat(result.killed()).as("kills that hit a running process (seed %s)", seed)
           .isGreaterThanOrEqualTo(kills);

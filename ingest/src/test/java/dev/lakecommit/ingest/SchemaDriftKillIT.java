@@ -40,7 +40,9 @@ class SchemaDriftKillIT {
     long snapshot = table().currentSnapshot().snapshotId();
     List<String> command = KillLoop.command(List.of(), List.of(
         "ingest", "--input", day2.toString(), "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
-        "--job-id", "drift-kill", "--add-new-columns", "--parallelism", "2", "--checkpoint-every-records", "5000"));
+        "--job-id", "drift-kill", "--add-new-columns", "--parallelism", "2", "--checkpoint-every-records", "5000",
+        // paced: the input outlasts the kills however fast the tool is
+        "--max-records-per-second", "20000"));
 
     Process process = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(dir.resolve("run-0.log").toFile()).start();
