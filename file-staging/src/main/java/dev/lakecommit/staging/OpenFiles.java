@@ -2,14 +2,18 @@ package dev.lakecommit.staging;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.iceberg.PartitionKey;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.DataWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The files a writer has open, one per partition, at most {@code maxOpen}: opening one more closes the least
@@ -17,6 +21,11 @@ import org.apache.iceberg.io.DataWriter;
  * files buffer more than {@link StagingWriterConfig#maxBufferedBytes}. Every closed file is kept until drained.
  */
 final class OpenFiles {
+  private static final Logger LOG = LoggerFactory.getLogger(OpenFiles.class);
+
+  /** Files reopened after the open-file limit closed them, before the writer says its files stay small. */
+  static final int REOPENS_BEFORE_WARNING = 100;
+
   /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
   private static final int SIZE_CHECK_INTERVAL = 256;
 
@@ -38,6 +47,10 @@ final class OpenFiles {
   private int sinceMeasured;
   /** Files closed because the open files buffered too much, since this writer began. */
   private long closedForMemory;
+  /** Partitions whose file the open-file limit closed since the last drain. */
+  private final Set<PartitionKey> closedForLimit = new HashSet<>();
+  /** Files opened again for a partition whose file the limit had closed in the same checkpoint. */
+  private long reopenedAfterLimit;
 
   OpenFiles(StagingWriterConfig config, Factory factory) {
     this.config = config;
@@ -105,6 +118,11 @@ final class OpenFiles {
     return closedForMemory;
   }
 
+  /** Files opened again for a partition whose file the open-file limit had closed in the same checkpoint. */
+  long reopenedAfterLimit() {
+    return reopenedAfterLimit;
+  }
+
   /** The record's open file, opened (and the least recently used one closed) if needed; sets {@link #key}. */
   private OpenFile lookUp(Record record) throws IOException {
     if (!unpartitioned) {
@@ -115,9 +133,19 @@ final class OpenFiles {
     if (file == null) {
       if (open.size() >= config.maxOpenFiles()) {
         Iterator<Map.Entry<PartitionKey, OpenFile>> eldest = open.entrySet().iterator();
-        OpenFile lru = eldest.next().getValue();
+        Map.Entry<PartitionKey, OpenFile> lru = eldest.next();
         eldest.remove();
-        close(lru);
+        closedForLimit.add(lru.getKey());
+        close(lru.getValue());
+      }
+      if (!closedForLimit.isEmpty() && closedForLimit.contains(key)
+          && ++reopenedAfterLimit == REOPENS_BEFORE_WARNING) {
+        LOG.warn("A writer of {} opened files again {} times for partitions whose file the open-file limit ({} per "
+            + "writer) had closed in the same checkpoint: the input has more partitions per writer and checkpoint "
+            + "than the limit, so the files stay small. Raise the limit (maxOpenFiles; the tool's --max-open-files; "
+            + "an open Parquet file holds about two pages in memory, 2 MB at the default page size) or cluster the "
+            + "input by the partition columns.", config.spec().isUnpartitioned() ? "an unpartitioned table"
+            : "partition spec " + config.spec().fields(), REOPENS_BEFORE_WARNING, config.maxOpenFiles());
       }
       PartitionKey copy = key.copy();
       file = new OpenFile(factory.open(copy));
@@ -148,6 +176,7 @@ final class OpenFiles {
   List<StagedFile> drain() {
     List<StagedFile> files = List.copyOf(closed);
     closed.clear();
+    closedForLimit.clear();
     return files;
   }
 
@@ -163,6 +192,7 @@ final class OpenFiles {
     }
     open.clear();
     closed.clear();
+    closedForLimit.clear();
   }
 
   private void close(OpenFile file) throws IOException {

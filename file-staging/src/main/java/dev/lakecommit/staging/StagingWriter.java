@@ -216,6 +216,11 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     return files.closedForMemory();
   }
 
+  /** Files opened again for a partition whose file the open-file limit had closed in the same checkpoint. */
+  long filesReopenedAfterLimit() {
+    return files.reopenedAfterLimit();
+  }
+
   private DataWriter<Record> open(PartitionKey partition) throws IOException {
     String partitionPath = config.partitionPath(partition);
     String location =

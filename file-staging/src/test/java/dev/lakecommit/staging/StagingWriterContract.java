@@ -232,13 +232,23 @@ abstract class StagingWriterContract {
         row.setField("p", p);
         writer.write(row);
       }
+      // counted (and past a number of them, a warning says the files stay small)
+      assertThat(writer.filesReopenedAfterLimit()).isEqualTo(3);
       StagingManifest manifest = writer.prepareCommit(1).orElseThrow();
       assertThat(manifest.files()).hasSize(partitions + 3);
       assertThat(manifest.recordCount()).isEqualTo(partitions + 3);
       assertThat(manifest.files().stream().map(StagedFile::path).distinct().count()).isEqualTo(partitions + 3);
+
+      // In the next checkpoint a partition closed for the limit in the last one is simply new.
+      Record row = template.copy();
+      row.setField("id", (long) partitions + 3);
+      row.setField("p", 0);
+      writer.write(row);
+      assertThat(writer.filesReopenedAfterLimit()).isEqualTo(3);
+      assertThat(writer.prepareCommit(2).orElseThrow().files()).hasSize(1);
     }
     assertThat(counting.counter().maxOpen()).isEqualTo(fanoutLimit());
-    assertThat(counting.counter().openedTotal()).isEqualTo(partitions + 3);
+    assertThat(counting.counter().openedTotal()).isEqualTo(partitions + 4);
     assertThat(counting.counter().open()).isZero();
   }
 

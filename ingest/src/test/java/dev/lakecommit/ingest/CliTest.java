@@ -130,6 +130,36 @@ class CliTest {
     assertThat(read).isEqualTo(2_000);
   }
 
+  @Test
+  void anInputWithMorePartitionsThanThe32OpenFilesOfOldGetsOneFilePerPartitionAndWriter() throws Exception {
+    // 40 partitions in random order, one checkpoint, 2 writers: with a fixed limit of 32 open files per writer the
+    // writers closed and reopened a file every few rows.
+    Path input = dir.resolve("wide.jsonl");
+    java.util.Random random = new java.util.Random(40);
+    StringBuilder lines = new StringBuilder();
+    for (int i = 0; i < 8_000; i++) {
+      lines.append("{\"id\": ").append(i).append(", \"kind\": \"k").append(random.nextInt(40)).append("\"}\n");
+    }
+    Files.writeString(input, lines);
+    // the default holds 40 open files per writer from a heap of 800 MB (WriteOptionsTest)
+    assertThat(Runtime.getRuntime().maxMemory()).as("the test JVM's heap").isGreaterThan(800L << 20);
+    for (String[] limit : new String[][] {{}, {"--max-open-files", "32"}}) {
+      String table = limit.length == 0 ? "demo.wide" : "demo.wide32";
+      List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", table,
+          "--warehouse", dir.resolve("wh").toString(), "--parallelism", "2", "--partition-by", "kind"));
+      args.addAll(List.of(limit));
+      CliRun run = CliRun.of(args.toArray(String[]::new));
+      assertThat(run.exitCode()).as(run.toString()).isZero();
+      List<Long> files = dataFiles(table);
+      assertThat(files.stream().mapToLong(Long::longValue).sum()).isEqualTo(8_000);
+      if (limit.length == 0) {
+        assertThat(files).as("files of %s", table).hasSizeLessThanOrEqualTo(2 * 40);
+      } else {
+        assertThat(files).as("files of %s", table).hasSizeGreaterThan(400);
+      }
+    }
+  }
+
   /** The sample in one checkpoint on one writer. */
   private String[] ingestInto(String table, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", SAMPLE.toString(), "--table", table,
