@@ -19,12 +19,19 @@ import org.slf4j.LoggerFactory;
  * The files a writer has open, one per partition, at most {@code maxOpen}: opening one more closes the least
  * recently written. Files roll at a row count or a target size, and the largest open file is closed when the open
  * files buffer more than {@link StagingWriterConfig#maxBufferedBytes}. Every closed file is kept until drained.
+ *
+ * <p>With {@link StagingWriterConfig#clusterPastOpenFiles}, once files are being reopened for partitions the limit
+ * closed in the same checkpoint, records of partitions without an open file are held and written grouped by
+ * partition when they take half the buffer bound and when all files close (at the checkpoint).
  */
 final class OpenFiles {
   private static final Logger LOG = LoggerFactory.getLogger(OpenFiles.class);
 
   /** Files reopened after the open-file limit closed them, before the writer says its files stay small. */
   static final int REOPENS_BEFORE_WARNING = 100;
+
+  /** Files reopened after the open-file limit closed them, before the writer holds records to group them. */
+  static final int REOPENS_BEFORE_CLUSTERING = 16;
 
   /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
   private static final int SIZE_CHECK_INTERVAL = 256;
@@ -51,6 +58,14 @@ final class OpenFiles {
   private final Set<PartitionKey> closedForLimit = new HashSet<>();
   /** Files opened again for a partition whose file the limit had closed in the same checkpoint. */
   private long reopenedAfterLimit;
+  /** Whether records of partitions without an open file are held ({@link StagingWriterConfig#clusterPastOpenFiles}). */
+  private boolean clustering;
+  /** The held records by partition, in the order their partitions first came. */
+  private Map<PartitionKey, List<Record>> held = new LinkedHashMap<>();
+  /** What the held records take in memory, estimated. */
+  private long heldBytes;
+  /** Times the held records were written out. */
+  private long heldFlushes;
 
   OpenFiles(StagingWriterConfig config, Factory factory) {
     this.config = config;
@@ -63,8 +78,30 @@ final class OpenFiles {
   void write(Record record) throws IOException {
     OpenFile file = only;
     if (file == null) {
-      file = lookUp(record);
+      if (clustering) {
+        partitionOf(record);
+        file = open.get(key);
+        if (file == null) {
+          hold(record);
+        }
+      } else {
+        file = lookUp(record);
+      }
     }
+    if (file != null) {
+      append(file, record);
+    }
+    if (++sinceMeasured >= SIZE_CHECK_INTERVAL) {
+      sinceMeasured = 0;
+      if (heldBytes > config.maxBufferedBytes() / 2) {
+        flushHeld();
+      }
+      boundBuffers();
+    }
+  }
+
+  /** Writes the record to its open file ({@link #key} is its partition) and rolls the file if it is full. */
+  private void append(OpenFile file, Record record) throws IOException {
     file.writer.write(record);
     file.rows++;
     if (file.rows >= config.maxRowsPerFile()
@@ -73,13 +110,84 @@ final class OpenFiles {
       only = null;
       close(file);
     }
-    if (++sinceMeasured >= SIZE_CHECK_INTERVAL) {
-      sinceMeasured = 0;
-      boundBuffers();
+  }
+
+  /** Keeps the record (its partition is {@link #key}) until the held records are written grouped. */
+  private void hold(Record record) {
+    List<Record> records = held.get(key);
+    if (records == null) {
+      records = new ArrayList<>();
+      held.put(key.copy(), records);
+    }
+    records.add(record);
+    heldBytes += Long.BYTES + estimatedBytes(record);
+  }
+
+  /** Writes the held records, partition by partition, opening (and closing the least recently used) files. */
+  private void flushHeld() throws IOException {
+    if (held.isEmpty()) {
+      return;
+    }
+    Map<PartitionKey, List<Record>> groups = held;
+    held = new LinkedHashMap<>();
+    heldBytes = 0;
+    heldFlushes++;
+    int written = 0;
+    for (List<Record> records : groups.values()) {
+      for (Record record : records) {
+        append(lookUp(record), record);
+        if (++written % SIZE_CHECK_INTERVAL == 0) {
+          boundBuffers();
+        }
+      }
     }
   }
 
-  /** Closes the largest open files while the open files buffer more than the bound. */
+  /**
+   * What a record takes on the heap, roughly: its object and array, boxed values, strings as Latin-1 or UTF-16,
+   * nested records, lists and maps. Enough to bound held records by bytes, not to account exactly.
+   */
+  static long estimatedBytes(Object value) {
+    if (value == null) {
+      return 0;
+    }
+    if (value instanceof CharSequence text) {
+      return 56 + 2L * text.length();
+    }
+    if (value instanceof Record record) {
+      long bytes = 40 + 8L * record.size();
+      for (int i = 0; i < record.size(); i++) {
+        bytes += estimatedBytes(record.get(i, Object.class));
+      }
+      return bytes;
+    }
+    if (value instanceof java.nio.ByteBuffer buffer) {
+      return 64 + buffer.remaining();
+    }
+    if (value instanceof byte[] bytes) {
+      return 16 + bytes.length;
+    }
+    if (value instanceof java.util.Collection<?> collection) {
+      long bytes = 40 + 8L * collection.size();
+      for (Object element : collection) {
+        bytes += estimatedBytes(element);
+      }
+      return bytes;
+    }
+    if (value instanceof Map<?, ?> map) {
+      long bytes = 64;
+      for (Map.Entry<?, ?> entry : map.entrySet()) {
+        bytes += 40 + estimatedBytes(entry.getKey()) + estimatedBytes(entry.getValue());
+      }
+      return bytes;
+    }
+    if (value instanceof Number || value instanceof Boolean) {
+      return value instanceof java.math.BigDecimal ? 72 : 16;
+    }
+    return 96; // dates, times, timestamps, UUIDs: a few small objects
+  }
+
+  /** Closes the largest open files while the open files (and held records) buffer more than the bound. */
   private void boundBuffers() throws IOException {
     long total = bufferedBytes();
     while (total > config.maxBufferedBytes() && !open.isEmpty()) {
@@ -100,9 +208,9 @@ final class OpenFiles {
     }
   }
 
-  /** What the open files hold in memory, as {@link #boundBuffers} counts it. */
+  /** What the open files and the held records hold in memory, as {@link #boundBuffers} counts it. */
   long bufferedBytes() {
-    long total = 0;
+    long total = heldBytes;
     for (OpenFile file : open.values()) {
       total += buffered(file);
     }
@@ -123,12 +231,22 @@ final class OpenFiles {
     return reopenedAfterLimit;
   }
 
-  /** The record's open file, opened (and the least recently used one closed) if needed; sets {@link #key}. */
-  private OpenFile lookUp(Record record) throws IOException {
+  /** Times held records were written out grouped by partition (0 unless the writer clusters). */
+  long heldFlushes() {
+    return heldFlushes;
+  }
+
+  /** Sets {@link #key} to the record's partition. */
+  private void partitionOf(Record record) {
     if (!unpartitioned) {
       // The wrapper turns date/time values into Iceberg's internal ints/longs, which the transforms expect.
       key.partition(wrapper.wrap(record));
     }
+  }
+
+  /** The record's open file, opened (and the least recently used one closed) if needed; sets {@link #key}. */
+  private OpenFile lookUp(Record record) throws IOException {
+    partitionOf(record);
     OpenFile file = open.get(key);
     if (file == null) {
       if (open.size() >= config.maxOpenFiles()) {
@@ -138,14 +256,8 @@ final class OpenFiles {
         closedForLimit.add(lru.getKey());
         close(lru.getValue());
       }
-      if (!closedForLimit.isEmpty() && closedForLimit.contains(key)
-          && ++reopenedAfterLimit == REOPENS_BEFORE_WARNING) {
-        LOG.warn("A writer of {} opened files again {} times for partitions whose file the open-file limit ({} per "
-            + "writer) had closed in the same checkpoint: the input has more partitions per writer and checkpoint "
-            + "than the limit, so the files stay small. Raise the limit (maxOpenFiles; the tool's --max-open-files; "
-            + "an open Parquet file holds about two pages in memory, 2 MB at the default page size) or cluster the "
-            + "input by the partition columns.", config.spec().isUnpartitioned() ? "an unpartitioned table"
-            : "partition spec " + config.spec().fields(), REOPENS_BEFORE_WARNING, config.maxOpenFiles());
+      if (!clustering && !closedForLimit.isEmpty() && closedForLimit.contains(key)) {
+        reopened();
       }
       PartitionKey copy = key.copy();
       file = new OpenFile(factory.open(copy));
@@ -157,12 +269,31 @@ final class OpenFiles {
     return file;
   }
 
+  /** Counts a file reopened after the limit closed it: past a few, the writer clusters or warns. */
+  private void reopened() {
+    reopenedAfterLimit++;
+    String spec = config.spec().isUnpartitioned() ? "an unpartitioned table" : "partition spec " + config.spec().fields();
+    if (config.clusterPastOpenFiles() && reopenedAfterLimit == REOPENS_BEFORE_CLUSTERING) {
+      clustering = true;
+      LOG.info("A writer of {} writes more partitions per checkpoint than its {} open files in no order: it now holds "
+          + "the records of partitions without an open file (up to {} KB) and writes them grouped by partition",
+          spec, config.maxOpenFiles(), config.maxBufferedBytes() / 2 / 1024);
+    } else if (!config.clusterPastOpenFiles() && reopenedAfterLimit == REOPENS_BEFORE_WARNING) {
+      LOG.warn("A writer of {} opened files again {} times for partitions whose file the open-file limit ({} per "
+          + "writer) had closed in the same checkpoint: the input has more partitions per writer and checkpoint "
+          + "than the limit, so the files stay small. Raise the limit (maxOpenFiles; the tool's --max-open-files; "
+          + "an open Parquet file holds about two pages in memory, 2 MB at the default page size) or cluster the "
+          + "input by the partition columns.", spec, REOPENS_BEFORE_WARNING, config.maxOpenFiles());
+    }
+  }
+
   int openCount() {
     return open.size();
   }
 
   /** Closes every open file; a failure leaves the remaining files open for {@link #abandon}. */
   void closeAll() throws IOException {
+    flushHeld();
     only = null;
     Iterator<OpenFile> files = open.values().iterator();
     while (files.hasNext()) {
@@ -193,6 +324,8 @@ final class OpenFiles {
     open.clear();
     closed.clear();
     closedForLimit.clear();
+    held.clear();
+    heldBytes = 0;
   }
 
   private void close(OpenFile file) throws IOException {

@@ -221,6 +221,11 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     return files.reopenedAfterLimit();
   }
 
+  /** Times held records were written out grouped by partition ({@link StagingWriterConfig#clusterPastOpenFiles}). */
+  long heldRecordFlushes() {
+    return files.heldFlushes();
+  }
+
   private DataWriter<Record> open(PartitionKey partition) throws IOException {
     String partitionPath = config.partitionPath(partition);
     String location =

@@ -43,6 +43,7 @@ public final class StagingWriterConfig {
   private final long maxRowsPerFile;
   private final int maxOpenFiles;
   private final long maxBufferedBytes;
+  private final boolean clusterPastOpenFiles;
   private final long rowGroupSizeBytes;
   private final int manifestFormatVersion;
   private final int manifestMinFiles;
@@ -79,6 +80,7 @@ public final class StagingWriterConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.maxBufferedBytes = builder.maxBufferedBytes;
+    this.clusterPastOpenFiles = builder.clusterPastOpenFiles;
     this.rowGroupSizeBytes = Long.parseLong(writeProperties.getOrDefault(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES,
         String.valueOf(TableProperties.PARQUET_ROW_GROUP_SIZE_BYTES_DEFAULT)));
     this.manifestFormatVersion = builder.manifestFormatVersion;
@@ -138,6 +140,11 @@ public final class StagingWriterConfig {
     return maxBufferedBytes;
   }
 
+  /** Whether a writer may hold records to write them grouped by partition ({@link Builder#clusterPastOpenFiles}). */
+  public boolean clusterPastOpenFiles() {
+    return clusterPastOpenFiles;
+  }
+
   /** The Parquet row-group size: at most this much of an open file is in memory, the rest is written out. */
   public long rowGroupSizeBytes() {
     return rowGroupSizeBytes;
@@ -182,6 +189,7 @@ public final class StagingWriterConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
     private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+    private boolean clusterPastOpenFiles;
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
     private StagedFileAppenders appenders;
@@ -311,6 +319,19 @@ public final class StagingWriterConfig {
     public Builder maxBufferedBytes(long bytes) {
       checkPositive(bytes, "max buffered bytes");
       this.maxBufferedBytes = bytes;
+      return this;
+    }
+
+    /**
+     * When a checkpoint writes more partitions than {@link #maxOpenFiles} in no order, the writer would close and
+     * reopen files every few records. With this set, once it has reopened files for partitions it closed in the
+     * same checkpoint, it holds the records of partitions without an open file in memory instead, and writes them
+     * grouped by partition, one file per partition and flush, when they take half of {@link #maxBufferedBytes} and
+     * at the checkpoint. Only for callers that hand the writer a new record object every time (the records are
+     * kept): not with Flink's object reuse or Spark's reused rows. Default off.
+     */
+    public Builder clusterPastOpenFiles(boolean cluster) {
+      this.clusterPastOpenFiles = cluster;
       return this;
     }
 

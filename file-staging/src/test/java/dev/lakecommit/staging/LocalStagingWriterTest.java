@@ -54,6 +54,78 @@ class LocalStagingWriterTest extends StagingWriterContract {
     io.close();
   }
 
+  /**
+   * 40 partitions in random order through 4 open files: without clustering the writer closes and reopens a file
+   * every few records; with it, records of partitions without an open file are held (within half the buffer
+   * bound) and written grouped, and every record lands exactly once, in a file of its own partition, also when a
+   * checkpoint fails with records held.
+   */
+  @Test
+  void heldRecordsOfMorePartitionsThanOpenFilesAreWrittenGroupedAndEveryRecordOnce() throws IOException {
+    org.apache.iceberg.Schema schema = new org.apache.iceberg.Schema(
+        org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.LongType.get()),
+        org.apache.iceberg.types.Types.NestedField.required(2, "p", org.apache.iceberg.types.Types.IntegerType.get()),
+        org.apache.iceberg.types.Types.NestedField.optional(3, "s", org.apache.iceberg.types.Types.StringType.get()));
+    org.apache.iceberg.PartitionSpec spec = org.apache.iceberg.PartitionSpec.builderFor(schema).identity("p").build();
+    java.util.Random random = new java.util.Random(40);
+    long bound = 256 * 1024;
+    Map<Boolean, Double> filesPerRecord = new LinkedHashMap<>();
+    for (boolean cluster : new boolean[] {false, true}) {
+      int rows = cluster ? 3_000 : 1_000; // without clustering, ~9 of 10 records make a file
+      StagingWriterConfig config = config(schema).spec(spec).maxOpenFiles(4).codec("uncompressed")
+          .maxBufferedBytes(bound).clusterPastOpenFiles(cluster).build();
+      try (StagingWriter<Record> writer = StagingWriter.forRecords(config, context(cluster ? 1 : 0, 0, 0))) {
+        List<Record> records = new ArrayList<>();
+        int files = 0;
+        int committed = 0;
+        for (int checkpoint = 1; checkpoint <= (cluster ? 3 : 1); checkpoint++) {
+          for (int i = 0; i < rows; i++) {
+            Record row = GenericRecord.create(schema);
+            row.setField("id", (long) checkpoint * rows + i);
+            row.setField("p", random.nextInt(40));
+            row.setField("s", "value " + i);
+            writer.write(row);
+            records.add(row);
+            assertThat(writer.openFileCount()).isLessThanOrEqualTo(4);
+            assertThat(writer.bufferedBytes()).as("held and buffered").isLessThanOrEqualTo(bound + 64 * 1024);
+          }
+          if (checkpoint == 2) {
+            // a checkpoint that fails with records held: nothing of it stays, nothing of it comes back
+            assertThat(writer.bufferedBytes()).isPositive();
+            writer.abortPrepare();
+            assertThat(listed(layout.checkpointPrefix(JOB, 2))).isEmpty();
+            records.clear();
+            continue;
+          }
+          StagingManifest manifest = writer.prepareCommit(checkpoint).orElseThrow();
+          Map<Long, Record> read = new java.util.TreeMap<>();
+          for (StagedFile file : manifest.files()) {
+            List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);
+            assertThat(inFile).hasSize((int) file.recordCount());
+            assertThat(inFile.stream().map(r -> r.getField("p")).distinct()).hasSize(1);
+            inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).isNull());
+          }
+          assertThat(read.values()).containsExactlyInAnyOrderElementsOf(records);
+          files += manifest.files().size();
+          committed += records.size();
+          records.clear();
+        }
+        filesPerRecord.put(cluster, (double) files / committed);
+        if (cluster) {
+          // files are opened before the writer begins to hold records (it waits for 16 reopened files), and at
+          // most one per partition at each flush of held records
+          assertThat(writer.heldRecordFlushes()).as("flushes of held records").isGreaterThan(4);
+          assertThat(files).isLessThanOrEqualTo(4 + 16 + 40 + 40 * (int) writer.heldRecordFlushes());
+        } else {
+          assertThat(writer.filesReopenedAfterLimit()).isGreaterThan(500);
+          assertThat(writer.heldRecordFlushes()).isZero();
+        }
+      }
+    }
+    assertThat(filesPerRecord.get(true)).as("files per record with clustering, and without: %s", filesPerRecord)
+        .isLessThan(filesPerRecord.get(false) / 5);
+  }
+
   @Override
   protected FileIO io() {
     return io;

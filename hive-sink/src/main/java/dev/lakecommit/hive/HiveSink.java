@@ -175,6 +175,7 @@ public final class HiveSink<IN>
         .maxRowsPerFile(config.maxRowsPerFile)
         .maxOpenFiles(config.maxOpenFiles)
         .maxBufferedBytes(config.maxBufferedBytes)
+        .clusterPastOpenFiles(config.clusterPastOpenFiles)
         .codec(table.fileFormat().codec());
     if (PendingUploads.applies(table.baseLocation(), config.mode, config.hadoopConf())) {
       // The upload's destination is the staged path after __base: it must be Hive's directory of the partition.

@@ -53,6 +53,7 @@ public final class HiveSinkConfig {
   final long maxRowsPerFile;
   final int maxOpenFiles;
   final long maxBufferedBytes;
+  final boolean clusterPastOpenFiles;
   final MetastoreClientFactory clientFactory;
 
   private HiveSinkConfig(Builder builder) {
@@ -77,6 +78,7 @@ public final class HiveSinkConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.maxBufferedBytes = builder.maxBufferedBytes;
+    this.clusterPastOpenFiles = builder.clusterPastOpenFiles;
     this.clientFactory = builder.clientFactory;
   }
 
@@ -156,6 +158,7 @@ public final class HiveSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
+    private boolean clusterPastOpenFiles;
     private MetastoreClientFactory clientFactory = MetastoreClientFactory.RETRYING;
 
     private Builder() {}
@@ -305,6 +308,16 @@ public final class HiveSinkConfig {
     public Builder maxBufferedBytes(long bytes) {
       check(bytes > 0, "Invalid max buffered bytes: %s (must be > 0)", bytes);
       this.maxBufferedBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Hold records to write them grouped by partition when a checkpoint has more partitions than open files, in no
+     * order (default off; only for inputs that are new objects every time); see {@link
+     * StagingWriterConfig.Builder#clusterPastOpenFiles}.
+     */
+    public Builder clusterPastOpenFiles(boolean cluster) {
+      this.clusterPastOpenFiles = cluster;
       return this;
     }
 

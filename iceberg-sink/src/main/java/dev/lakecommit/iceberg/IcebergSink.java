@@ -174,7 +174,7 @@ public final class IcebergSink<IN>
   private StagingWriterConfig writerConfig() {
     StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout)
         .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles)
-        .maxBufferedBytes(config.maxBufferedBytes);
+        .maxBufferedBytes(config.maxBufferedBytes).clusterPastOpenFiles(config.clusterPastOpenFiles);
     if (evolves) {
       builder.evolvedSchema(writeSchema);
     }

@@ -40,6 +40,7 @@ public final class IcebergSinkConfig {
   final long maxRowsPerFile;
   final int maxOpenFiles;
   final long maxBufferedBytes;
+  final boolean clusterPastOpenFiles;
   final boolean writeManifests;
   final int writerManifestMinFiles;
   final List<String> upsertKey;
@@ -62,6 +63,7 @@ public final class IcebergSinkConfig {
     this.maxRowsPerFile = builder.maxRowsPerFile;
     this.maxOpenFiles = builder.maxOpenFiles;
     this.maxBufferedBytes = builder.maxBufferedBytes;
+    this.clusterPastOpenFiles = builder.clusterPastOpenFiles;
     this.writeManifests = builder.writeManifests;
     this.writerManifestMinFiles = builder.writerManifestMinFiles;
     this.upsertKey = List.copyOf(builder.upsertKey);
@@ -110,6 +112,7 @@ public final class IcebergSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
+    private boolean clusterPastOpenFiles;
     private boolean writeManifests = true;
     private int writerManifestMinFiles = DEFAULT_WRITER_MANIFEST_MIN_FILES;
     private List<String> upsertKey = List.of();
@@ -222,6 +225,16 @@ public final class IcebergSinkConfig {
     public Builder maxBufferedBytes(long bytes) {
       check(bytes > 0, "Invalid max buffered bytes: %s (must be > 0)", bytes);
       this.maxBufferedBytes = bytes;
+      return this;
+    }
+
+    /**
+     * Hold records to write them grouped by partition when a checkpoint has more partitions than open files, in no
+     * order (default off; only for inputs that are new objects every time); see {@link
+     * StagingWriterConfig.Builder#clusterPastOpenFiles}.
+     */
+    public Builder clusterPastOpenFiles(boolean cluster) {
+      this.clusterPastOpenFiles = cluster;
       return this;
     }
 

@@ -34,8 +34,9 @@ public final class WriteOptions {
 
   @Option(names = "--max-open-files", paramLabel = "N",
       description = "Open data files per writer (one per partition written) before the writer closes the least "
-          + "recently written; an input with more partitions per checkpoint than this gets small files (default: as "
-          + "many as a quarter of the heap holds at 2.5 MB per open file, at least 32, at most 1000).")
+          + "recently written; past it records of partitions without an open file are held (within half the write "
+          + "buffer) and written grouped by partition (default: as many as a quarter of the heap holds at 2.5 MB per "
+          + "open file, at least 32, at most 1000).")
   Integer maxOpenFiles;
 
   @Option(names = "--write-buffer-size", paramLabel = "SIZE", converter = SizeConverter.class,
@@ -110,6 +111,8 @@ public final class WriteOptions {
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles, writers);
     config.maxBufferedBytes(bufferedBytesPerWriter(writers));
+    // the tool's sources make a new record object for every record: the writers may hold them
+    config.clusterPastOpenFiles(true);
     if (noWriterManifests) {
       config.writeManifests(false);
     }
@@ -134,6 +137,8 @@ public final class WriteOptions {
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles, writers);
     config.maxBufferedBytes(bufferedBytesPerWriter(writers));
+    // the tool's sources make a new record object for every record: the writers may hold them
+    config.clusterPastOpenFiles(true);
     if (moveThreads != null) {
       config.moveThreads(check("--move-threads", moveThreads, moveThreads > 0));
     }
