@@ -272,7 +272,10 @@ final class OpenFiles {
   /** Counts a file reopened after the limit closed it: past a few, the writer clusters or warns. */
   private void reopened() {
     reopenedAfterLimit++;
-    String spec = config.spec().isUnpartitioned() ? "an unpartitioned table" : "partition spec " + config.spec().fields();
+    if (reopenedAfterLimit != REOPENS_BEFORE_CLUSTERING && reopenedAfterLimit != REOPENS_BEFORE_WARNING) {
+      return;
+    }
+    String spec = "partition spec " + config.spec().fields();
     if (config.clusterPastOpenFiles() && reopenedAfterLimit == REOPENS_BEFORE_CLUSTERING) {
       clustering = true;
       LOG.info("A writer of {} writes more partitions per checkpoint than its {} open files in no order: it now holds "
@@ -291,7 +294,16 @@ final class OpenFiles {
     return open.size();
   }
 
-  /** Closes every open file; a failure leaves the remaining files open for {@link #abandon}. */
+  /** Forgets the held records: they are not written. */
+  void dropHeld() {
+    held.clear();
+    heldBytes = 0;
+  }
+
+  /**
+   * Writes the held records and closes every open file; a failure leaves the remaining files open for {@link
+   * #abandon}.
+   */
   void closeAll() throws IOException {
     flushHeld();
     only = null;
@@ -324,8 +336,7 @@ final class OpenFiles {
     open.clear();
     closed.clear();
     closedForLimit.clear();
-    held.clear();
-    heldBytes = 0;
+    dropHeld();
   }
 
   private void close(OpenFile file) throws IOException {

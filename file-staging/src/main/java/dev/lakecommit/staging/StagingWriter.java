@@ -195,6 +195,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
   @Override
   public void close() throws IOException {
     try {
+      files.dropHeld(); // unreported either way: not worth writing
       files.closeAll();
     } finally {
       files.abandon();
