@@ -98,14 +98,8 @@ class LocalStagingWriterTest extends StagingWriterContract {
             continue;
           }
           StagingManifest manifest = writer.prepareCommit(checkpoint).orElseThrow();
-          Map<Long, Record> read = new java.util.TreeMap<>();
-          for (StagedFile file : manifest.files()) {
-            List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);
-            assertThat(inFile).hasSize((int) file.recordCount());
-            assertThat(inFile.stream().map(r -> r.getField("p")).distinct()).hasSize(1);
-            inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).isNull());
-          }
-          assertThat(read.values()).containsExactlyInAnyOrderElementsOf(records);
+          assertThat(readByIdOnePartitionPerFile(manifest, schema).values())
+              .containsExactlyInAnyOrderElementsOf(records);
           files += manifest.files().size();
           committed += records.size();
           records.clear();

@@ -303,15 +303,7 @@ abstract class StagingWriterContract {
       StagingManifest manifest = writer.prepareCommit(1).orElseThrow();
       assertThat(manifest.files().size()).isEqualTo(partitions + writer.filesClosedForMemory());
       assertThat(manifest.recordCount()).isEqualTo(rows);
-      Map<Long, Record> read = new TreeMap<>();
-      for (StagedFile file : manifest.files()) {
-        List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);
-        assertThat(inFile).hasSize((int) file.recordCount());
-        // one partition per file, as rolled files are
-        assertThat(inFile.stream().map(r -> r.getField("p")).distinct()).hasSize(1);
-        inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).isNull());
-      }
-      assertThat(read.values()).containsExactlyElementsOf(records);
+      assertThat(readByIdOnePartitionPerFile(manifest, schema).values()).containsExactlyElementsOf(records);
 
       // A checkpoint that fails after early closes leaves nothing behind: the closed files are its staged files.
       records.forEach(row -> write(writer, row));
@@ -591,6 +583,21 @@ abstract class StagingWriterContract {
     assertThat(io().newInputFile(file.path()).getLength()).isEqualTo(file.fileSizeInBytes());
     assertThat(ParquetFiles.read(io(), file.path(), schema)).containsExactlyElementsOf(rows);
     assertUploadedInParts(file.path(), 2);
+  }
+
+  /**
+   * The records of the manifest's files by their {@code id}, each read once; every file holds its record count and
+   * one partition ({@code p}), as rolled and early-closed files do.
+   */
+  Map<Long, Record> readByIdOnePartitionPerFile(StagingManifest manifest, Schema schema) {
+    Map<Long, Record> read = new TreeMap<>();
+    for (StagedFile file : manifest.files()) {
+      List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);
+      assertThat(inFile).hasSize((int) file.recordCount());
+      assertThat(inFile.stream().map(r -> r.getField("p")).distinct()).hasSize(1);
+      inFile.forEach(r -> assertThat(read.put((Long) r.getField("id"), r)).as("read once").isNull());
+    }
+    return read;
   }
 
   static <T> void write(StagingWriter<T> writer, T row) {
