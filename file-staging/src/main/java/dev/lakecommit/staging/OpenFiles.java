@@ -9,9 +9,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.PartitionKey;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.DataWriter;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -119,8 +123,55 @@ final class OpenFiles {
       records = new ArrayList<>();
       held.put(key.copy(), records);
     }
-    records.add(record);
-    heldBytes += Long.BYTES + estimatedBytes(record);
+    // a copy: callers may hand the writer the same object (a view of a reused row) every time
+    Record copy = (Record) copyOf(config.schema().asStruct(), record);
+    records.add(copy);
+    heldBytes += Long.BYTES + estimatedBytes(copy);
+  }
+
+  /** A copy of a value of {@code type} that shares nothing mutable with it: records become generic records. */
+  static Object copyOf(Type type, Object value) {
+    if (value == null) {
+      return null;
+    }
+    switch (type.typeId()) {
+      case STRUCT: {
+        Types.StructType struct = type.asStructType();
+        StructLike from = (StructLike) value;
+        GenericRecord copy = GenericRecord.create(struct);
+        List<Types.NestedField> fields = struct.fields();
+        for (int i = 0; i < fields.size(); i++) {
+          copy.set(i, copyOf(fields.get(i).type(), from.get(i, Object.class)));
+        }
+        return copy;
+      }
+      case LIST: {
+        Type element = type.asListType().elementType();
+        List<Object> copy = new ArrayList<>();
+        for (Object item : (java.util.Collection<?>) value) {
+          copy.add(copyOf(element, item));
+        }
+        return copy;
+      }
+      case MAP: {
+        Types.MapType map = type.asMapType();
+        Map<Object, Object> copy = new LinkedHashMap<>();
+        ((Map<?, ?>) value).forEach((k, v) -> copy.put(copyOf(map.keyType(), k), copyOf(map.valueType(), v)));
+        return copy;
+      }
+      case STRING:
+        return value.toString();
+      case BINARY:
+      case FIXED:
+        if (value instanceof java.nio.ByteBuffer buffer) {
+          byte[] bytes = new byte[buffer.remaining()];
+          buffer.duplicate().get(bytes);
+          return java.nio.ByteBuffer.wrap(bytes);
+        }
+        return value instanceof byte[] bytes ? bytes.clone() : value;
+      default:
+        return value; // boxed numbers, BigDecimal, dates and times, UUIDs: immutable
+    }
   }
 
   /** Writes the held records, partition by partition, opening (and closing the least recently used) files. */

@@ -189,7 +189,7 @@ public final class StagingWriterConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = DEFAULT_MAX_OPEN_FILES;
     private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
-    private boolean clusterPastOpenFiles;
+    private boolean clusterPastOpenFiles = true;
     private int manifestFormatVersion;
     private int manifestMinFiles = 1;
     private StagedFileAppenders appenders;
@@ -327,8 +327,8 @@ public final class StagingWriterConfig {
      * reopen files every few records. With this set, once it has reopened files for partitions it closed in the
      * same checkpoint, it holds the records of partitions without an open file in memory instead, and writes them
      * grouped by partition, one file per partition and flush, when they take half of {@link #maxBufferedBytes} and
-     * at the checkpoint. Only for callers that hand the writer a new record object every time (the records are
-     * kept): not with Flink's object reuse or Spark's reused rows. Default off.
+     * at the checkpoint. Held records are copies (a caller may hand the writer one reused view). Default on; off
+     * keeps closing and reopening files (and warns).
      */
     public Builder clusterPastOpenFiles(boolean cluster) {
       this.clusterPastOpenFiles = cluster;

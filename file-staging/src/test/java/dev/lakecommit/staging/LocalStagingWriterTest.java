@@ -78,14 +78,15 @@ class LocalStagingWriterTest extends StagingWriterContract {
         List<Record> records = new ArrayList<>();
         int files = 0;
         int committed = 0;
+        // one object for every record, as a caller that hands the writer a view of a reused row: held ones are copied
+        Record row = GenericRecord.create(schema);
         for (int checkpoint = 1; checkpoint <= (cluster ? 3 : 1); checkpoint++) {
           for (int i = 0; i < rows; i++) {
-            Record row = GenericRecord.create(schema);
             row.setField("id", (long) checkpoint * rows + i);
             row.setField("p", random.nextInt(40));
             row.setField("s", "value " + i);
             writer.write(row);
-            records.add(row);
+            records.add(row.copy());
             assertThat(writer.openFileCount()).isLessThanOrEqualTo(4);
             assertThat(writer.bufferedBytes()).as("held and buffered").isLessThanOrEqualTo(bound + 64 * 1024);
           }

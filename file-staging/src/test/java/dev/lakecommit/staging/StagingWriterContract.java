@@ -589,7 +589,7 @@ abstract class StagingWriterContract {
    * The records of the manifest's files by their {@code id}, each read once; every file holds its record count and
    * one partition ({@code p}), as rolled and early-closed files do.
    */
-  Map<Long, Record> readByIdOnePartitionPerFile(StagingManifest manifest, Schema schema) {
+  Map<Long, Record> readByIdOnePartitionPerFile(StagingManifest manifest, Schema schema) throws IOException {
     Map<Long, Record> read = new TreeMap<>();
     for (StagedFile file : manifest.files()) {
       List<Record> inFile = ParquetFiles.read(io(), file.path(), schema);

@@ -158,7 +158,7 @@ public final class HiveSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
-    private boolean clusterPastOpenFiles;
+    private boolean clusterPastOpenFiles = true;
     private MetastoreClientFactory clientFactory = MetastoreClientFactory.RETRYING;
 
     private Builder() {}
@@ -313,7 +313,7 @@ public final class HiveSinkConfig {
 
     /**
      * Hold records to write them grouped by partition when a checkpoint has more partitions than open files, in no
-     * order (default off; only for inputs that are new objects every time); see {@link
+     * order (default on); see {@link
      * StagingWriterConfig.Builder#clusterPastOpenFiles}.
      */
     public Builder clusterPastOpenFiles(boolean cluster) {

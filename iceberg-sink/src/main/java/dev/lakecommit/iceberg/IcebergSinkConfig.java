@@ -112,7 +112,7 @@ public final class IcebergSinkConfig {
     private long maxRowsPerFile = Long.MAX_VALUE;
     private int maxOpenFiles = 32;
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
-    private boolean clusterPastOpenFiles;
+    private boolean clusterPastOpenFiles = true;
     private boolean writeManifests = true;
     private int writerManifestMinFiles = DEFAULT_WRITER_MANIFEST_MIN_FILES;
     private List<String> upsertKey = List.of();
@@ -230,7 +230,7 @@ public final class IcebergSinkConfig {
 
     /**
      * Hold records to write them grouped by partition when a checkpoint has more partitions than open files, in no
-     * order (default off; only for inputs that are new objects every time); see {@link
+     * order (default on); see {@link
      * StagingWriterConfig.Builder#clusterPastOpenFiles}.
      */
     public Builder clusterPastOpenFiles(boolean cluster) {

@@ -111,8 +111,6 @@ public final class WriteOptions {
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles, writers);
     config.maxBufferedBytes(bufferedBytesPerWriter(writers));
-    // the tool's sources make a new record object for every record: the writers may hold them
-    config.clusterPastOpenFiles(true);
     if (noWriterManifests) {
       config.writeManifests(false);
     }
@@ -137,8 +135,6 @@ public final class WriteOptions {
     }
     applyFiles(config::targetFileSizeBytes, config::maxRowsPerFile, config::maxOpenFiles, writers);
     config.maxBufferedBytes(bufferedBytesPerWriter(writers));
-    // the tool's sources make a new record object for every record: the writers may hold them
-    config.clusterPastOpenFiles(true);
     if (moveThreads != null) {
       config.moveThreads(check("--move-threads", moveThreads, moveThreads > 0));
     }
