@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * files buffer more than {@link StagingWriterConfig#maxBufferedBytes}. Every closed file is kept until drained.
  *
  * <p>With {@link StagingWriterConfig#clusterPastOpenFiles}, once files are being reopened for partitions the limit
- * closed in the same checkpoint, records of partitions without an open file are held and written grouped by
+ * closed, records of partitions without an open file are held and written grouped by
  * partition when they take half the buffer bound and when all files close (at the checkpoint).
  */
 final class OpenFiles {
@@ -36,6 +36,9 @@ final class OpenFiles {
 
   /** Files reopened after the open-file limit closed them, before the writer holds records to group them. */
   static final int REOPENS_BEFORE_CLUSTERING = 16;
+
+  /** Partitions closed for the open-file limit that a writer remembers, to see them come back. */
+  static final int REMEMBERED_CLOSES = 10_000;
 
   /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
   private static final int SIZE_CHECK_INTERVAL = 256;
@@ -58,9 +61,13 @@ final class OpenFiles {
   private int sinceMeasured;
   /** Files closed because the open files buffered too much, since this writer began. */
   private long closedForMemory;
-  /** Partitions whose file the open-file limit closed since the last drain. */
+  /**
+   * Partitions whose file the open-file limit closed, in this checkpoint or earlier ones (a writer that closes a
+   * file every few records may not get through all partitions within one checkpoint); forgotten past {@link
+   * #REMEMBERED_CLOSES}.
+   */
   private final Set<PartitionKey> closedForLimit = new HashSet<>();
-  /** Files opened again for a partition whose file the limit had closed in the same checkpoint. */
+  /** Files opened again for a partition whose file the limit had closed. */
   private long reopenedAfterLimit;
   /** Whether records of partitions without an open file are held ({@link StagingWriterConfig#clusterPastOpenFiles}). */
   private boolean clustering;
@@ -277,7 +284,7 @@ final class OpenFiles {
     return closedForMemory;
   }
 
-  /** Files opened again for a partition whose file the open-file limit had closed in the same checkpoint. */
+  /** Files opened again for a partition whose file the open-file limit had closed. */
   long reopenedAfterLimit() {
     return reopenedAfterLimit;
   }
@@ -304,7 +311,12 @@ final class OpenFiles {
         Iterator<Map.Entry<PartitionKey, OpenFile>> eldest = open.entrySet().iterator();
         Map.Entry<PartitionKey, OpenFile> lru = eldest.next();
         eldest.remove();
-        closedForLimit.add(lru.getKey());
+        if (!clustering) {
+          if (closedForLimit.size() >= REMEMBERED_CLOSES) {
+            closedForLimit.clear();
+          }
+          closedForLimit.add(lru.getKey());
+        }
         close(lru.getValue());
       }
       if (!clustering && !closedForLimit.isEmpty() && closedForLimit.contains(key)) {
@@ -334,8 +346,8 @@ final class OpenFiles {
           spec, config.maxOpenFiles(), config.maxBufferedBytes() / 2 / 1024);
     } else if (!config.clusterPastOpenFiles() && reopenedAfterLimit == REOPENS_BEFORE_WARNING) {
       LOG.warn("A writer of {} opened files again {} times for partitions whose file the open-file limit ({} per "
-          + "writer) had closed in the same checkpoint: the input has more partitions per writer and checkpoint "
-          + "than the limit, so the files stay small. Raise the limit (maxOpenFiles; the tool's --max-open-files; "
+          + "writer) had closed: the input has more partitions per writer and checkpoint than the limit, in no "
+          + "order, so the files stay small. Raise the limit (maxOpenFiles; the tool's --max-open-files; "
           + "an open Parquet file holds about two pages in memory, 2 MB at the default page size) or cluster the "
           + "input by the partition columns.", spec, REOPENS_BEFORE_WARNING, config.maxOpenFiles());
     }
@@ -370,7 +382,6 @@ final class OpenFiles {
   List<StagedFile> drain() {
     List<StagedFile> files = List.copyOf(closed);
     closed.clear();
-    closedForLimit.clear();
     return files;
   }
 

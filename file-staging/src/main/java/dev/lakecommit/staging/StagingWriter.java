@@ -217,7 +217,7 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
     return files.closedForMemory();
   }
 
-  /** Files opened again for a partition whose file the open-file limit had closed in the same checkpoint. */
+  /** Files opened again for a partition whose file the open-file limit had closed. */
   long filesReopenedAfterLimit() {
     return files.reopenedAfterLimit();
   }

@@ -205,6 +205,60 @@ class IcebergFlinkSinkIT {
         .containsEntry(CommitId.CHECKPOINT_ID_KEY, "1");
   }
 
+  /**
+   * 40 partitions in no order through writers with 4 open files, with Flink's object reuse on (the writer sees one
+   * reused view of each row): the writers hold copies of the records of partitions without an open file and write
+   * them grouped, so the job's files stay few, and every row lands once.
+   */
+  @Test
+  void morePartitionsThanOpenFilesGiveFewFilesAndExactlyTheInputRows() throws Exception {
+    String warehouse = dir.resolve("wide").toString();
+    String table = "db.wide";
+    long rows = 20_000;
+    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
+    env.getConfig().enableObjectReuse();
+    env.fromSequence(0, rows - 1).map(new WideRow()).returns(
+        org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(TestJobs.ROW_TYPE))
+        .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
+            .iceberg(() -> IcebergSinkConfig.builder()
+                .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
+                .table(table)
+                .createTable(TestJobs.SCHEMA, List.of("part"))
+                .tableProperties(Map.of("format-version", "2"))
+                .maxOpenFiles(4)
+                .build())
+            .jobName("wide")
+            .build()).uid("lakecommit-sink");
+    env.execute("wide");
+
+    TestJobs.Audit audit = audit(warehouse, table, TestJobs.range(0, rows));
+    assertThat(audit.duplicates()).as("%s", audit).isZero();
+    assertThat(audit.losses()).as("%s", audit).isZero();
+    Table t = load(warehouse, table);
+    long files = 0;
+    long checkpoints = 0;
+    for (Snapshot snapshot : t.snapshots()) {
+      files += Long.parseLong(snapshot.summary().getOrDefault("added-data-files", "0"));
+      checkpoints++;
+    }
+    System.out.printf("IcebergFlinkSinkIT wide: %,d rows, %d commits, %d files%n", rows, checkpoints, files);
+    // Per writer and checkpoint: the 40 partitions' first files and 16 reopened ones before a writer holds
+    // records, then one file per partition and flush (the flush at the checkpoint). Closing and reopening files
+    // instead made one file for about every row.
+    assertThat(files).isLessThanOrEqualTo(checkpoints * 2 * (40 + 16 + 40)).isLessThan(rows / 10);
+  }
+
+  /** Row {@code id} in partition {@code q<0..39>}, scattered. */
+  private static final class WideRow implements org.apache.flink.api.common.functions.MapFunction<Long,
+      org.apache.flink.table.data.RowData> {
+    @Override
+    public org.apache.flink.table.data.RowData map(Long id) {
+      return org.apache.flink.table.data.GenericRowData.of(id,
+          org.apache.flink.table.data.StringData.fromString("q" + Math.floorMod(id * 7919, 40)),
+          org.apache.flink.table.data.StringData.fromString("row-" + id));
+    }
+  }
+
   /** The README's job, run as it is printed there. */
   @Test
   void readmeExampleWritesItsRows() throws Exception {
