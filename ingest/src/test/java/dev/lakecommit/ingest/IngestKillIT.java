@@ -25,12 +25,20 @@ class IngestKillIT {
         "ingest", "--input", input.toString(), "--table", "load.events",
         "--warehouse", dir.resolve("wh").toString(), "--job-id", "kill-test",
         "--parallelism", "2", "--checkpoint-every-records", "5000",
+        // 7 partitions in turn through 3 open files: the writers hold records and write them grouped, so the kills
+        // also land while records are held
+        "--partition-by", "kind", "--max-open-files", "3",
         // a run lasts at least 5 s (25 s at the long size): the kills land in runs, however fast the tool is
         "--max-records-per-second", "40000"));
 
     KillLoop.Result result = new KillLoop(dir, "IngestKillIT", seed).run(command, kills, 500);
 
     assertThat(result.killed()).as("kills that hit a running process (seed %s)", seed).isGreaterThanOrEqualTo(kills);
+    String logs = "";
+    for (int run = 1; run <= result.runs(); run++) {
+      logs += java.nio.file.Files.readString(dir.resolve("run-" + run + ".log"));
+    }
+    assertThat(logs).as("the writers held records").contains("writes them grouped by partition");
     // The kills hit jobs at different stages: later runs resumed from different checkpoints.
     assertThat(result.resumedFrom()).as("checkpoints resumed from (seed %s)", seed).hasSizeGreaterThanOrEqualTo(2);
     CliRun verify = CliRun.of("verify", "--source", input.toString(), "--table", "load.events",
