@@ -43,12 +43,16 @@ class IcebergFlinkSinkIT {
   static Path dir;
 
   static IcebergSinkConfig config(String warehouse, String table) {
+    return configBuilder(warehouse, table).build();
+  }
+
+  /** The tests' table: a format-v2 table of {@link TestJobs#SCHEMA} partitioned by {@code part}, created if missing. */
+  static IcebergSinkConfig.Builder configBuilder(String warehouse, String table) {
     return IcebergSinkConfig.builder()
         .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
         .table(table)
         .createTable(TestJobs.SCHEMA, List.of("part"))
-        .tableProperties(Map.of("format-version", "2"))
-        .build();
+        .tableProperties(Map.of("format-version", "2"));
   }
 
   static LakecommitFlinkSink sink(String warehouse, String table, String jobName) {
@@ -220,13 +224,7 @@ class IcebergFlinkSinkIT {
     env.fromSequence(0, rows - 1).map(new WideRow()).returns(
         org.apache.flink.table.runtime.typeutils.InternalTypeInfo.of(TestJobs.ROW_TYPE))
         .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE)
-            .iceberg(() -> IcebergSinkConfig.builder()
-                .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
-                .table(table)
-                .createTable(TestJobs.SCHEMA, List.of("part"))
-                .tableProperties(Map.of("format-version", "2"))
-                .maxOpenFiles(4)
-                .build())
+            .iceberg(() -> configBuilder(warehouse, table).maxOpenFiles(4).build())
             .jobName("wide")
             .build()).uid("lakecommit-sink");
     env.execute("wide");
