@@ -3,7 +3,6 @@ package dev.lakecommit.iceberg;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.apache.hadoop.fs.Path;
 import org.apache.iceberg.CatalogProperties;
@@ -64,17 +63,17 @@ public class GuardedHadoopCatalog extends HadoopCatalog {
   public void initialize(String name, Map<String, String> catalogProperties) {
     super.initialize(name, catalogProperties);
     this.properties = Map.copyOf(catalogProperties);
-    this.commitLock = commitLock(true, entity -> { });
+    this.commitLock = commitLock(HadoopCommitLock.Options.ALL);
   }
 
-  /** Test seam: the commit lock without its version check, or with a hook before each lock is taken. */
-  void withCommitLock(boolean checkVersions, Consumer<String> beforeAcquire) {
-    this.commitLock = commitLock(checkVersions, beforeAcquire);
+  /** Test seam: the commit lock with other options (without a check, or with hooks). */
+  void withCommitLock(HadoopCommitLock.Options options) {
+    this.commitLock = commitLock(options);
   }
 
-  private HadoopCommitLock commitLock(boolean checkVersions, Consumer<String> beforeAcquire) {
+  private HadoopCommitLock commitLock(HadoopCommitLock.Options options) {
     return new HadoopCommitLock(properties.containsKey(CatalogProperties.LOCK_IMPL)
-        ? LockManagers.from(properties) : null, getConf(), properties, checkVersions, beforeAcquire);
+        ? LockManagers.from(properties) : null, getConf(), properties, options);
   }
 
   @Override

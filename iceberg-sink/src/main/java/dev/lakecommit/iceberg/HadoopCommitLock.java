@@ -3,7 +3,11 @@ package dev.lakecommit.iceberg;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -31,36 +35,77 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Unless the catalog names a {@code lock-impl}, the lock is this JVM's, handed over as soon as it is released:
  * the rename it guards takes milliseconds, and a checkpoint commit must not sleep seconds behind a maintenance
- * commit. Commits from other processes are not serialised by it (as with Iceberg's default lock); the version
- * checks still refuse every attempt that starts after a later version is visible.
+ * commit. A table on the local file system is also locked across processes, by an operating-system lock on the
+ * file {@value #LOCK_FILE} in its metadata directory: Iceberg checks that {@code v<n>.metadata.json} does not exist
+ * and then renames onto it, and a local rename replaces a file that another process renamed there in between, so
+ * two jobs (or a job and a maintenance run) committing to one local table from two processes could each see their
+ * commit succeed while one of them was lost. The operating system drops the lock of a process that dies. Other
+ * file systems are not locked across processes here: HDFS refuses a rename onto an existing file, and object
+ * stores need a catalog with a real commit (or a {@code lock-impl}).
  */
 final class HadoopCommitLock implements LockManager {
+  /** The lock file in a local table's metadata directory (hidden, and kept by the orphan-file clean-up). */
+  static final String LOCK_FILE = ".lakecommit-commit.lock";
   private static final Logger LOG = LoggerFactory.getLogger(HadoopCommitLock.class);
   private static final Pattern VERSION_FILE = Pattern.compile("v(\\d+)(\\.gz)?\\.metadata\\.json");
   private static final String[] EXTENSIONS = {".metadata.json", ".gz.metadata.json"};
   private static final String VERSION_HINT = "version-hint.text";
-  /** Holders of this JVM's locks by entity (the metadata file to be renamed to); guarded by itself. */
-  private static final Map<String, String> HELD = new HashMap<>();
+  private static final long LONGEST_PAUSE_MS = 20;
+  /**
+   * Holders of this JVM's locks, by entity (the metadata file to be renamed to) or, for a local table, by its lock
+   * file: a JVM must hold a file's operating-system lock through one channel only, because closing any channel
+   * of a file drops all the JVM's locks on it. Guarded by itself.
+   */
+  private static final Map<String, Holder> HELD = new HashMap<>();
 
   private final LockManager delegate;
   private final Configuration conf;
   private final long timeoutMs;
-  private final boolean checkVersions;
-  private final Consumer<String> beforeAcquire;
+  private final Options options;
 
-  /**
-   * @param delegate the lock of the catalog's {@code lock-impl}; null for this JVM's lock
-   * @param checkVersions false only in tests, to show what the check prevents
-   * @param beforeAcquire test seam, called with the entity before the lock is taken
-   */
-  HadoopCommitLock(LockManager delegate, Configuration conf, Map<String, String> properties, boolean checkVersions,
-      Consumer<String> beforeAcquire) {
+  /** What the lock does besides locking; {@link #ALL} outside tests. */
+  record Options(boolean checkVersions, boolean lockProcesses, Consumer<String> beforeAcquire,
+      Consumer<String> afterAcquire) {
+    static final Options ALL = new Options(true, true, entity -> { }, entity -> { });
+
+    /** Test seam: without the version check, to show what it prevents. */
+    Options withoutVersionCheck() {
+      return new Options(false, lockProcesses, beforeAcquire, afterAcquire);
+    }
+
+    /** Test seam: without the lock across processes, to show what it prevents. */
+    Options withoutProcessLock() {
+      return new Options(checkVersions, false, beforeAcquire, afterAcquire);
+    }
+
+    /** Test seam: called with the entity before the lock is taken. */
+    Options withBeforeAcquire(Consumer<String> hook) {
+      return new Options(checkVersions, lockProcesses, hook, afterAcquire);
+    }
+
+    /** Test seam: called with the entity once the lock is taken, before the version check. */
+    Options withAfterAcquire(Consumer<String> hook) {
+      return new Options(checkVersions, lockProcesses, beforeAcquire, hook);
+    }
+  }
+
+  /** Who holds a lock of this JVM's, and the channel of its operating-system lock (null while taking it, or none). */
+  private static final class Holder {
+    final String owner;
+    FileChannel channel;
+
+    Holder(String owner) {
+      this.owner = owner;
+    }
+  }
+
+  /** @param delegate the lock of the catalog's {@code lock-impl}; null for this JVM's lock */
+  HadoopCommitLock(LockManager delegate, Configuration conf, Map<String, String> properties, Options options) {
     this.delegate = delegate;
     this.conf = Objects.requireNonNull(conf, "conf");
     this.timeoutMs = PropertyUtil.propertyAsLong(properties, CatalogProperties.LOCK_ACQUIRE_TIMEOUT_MS,
         CatalogProperties.LOCK_ACQUIRE_TIMEOUT_MS_DEFAULT);
-    this.checkVersions = checkVersions;
-    this.beforeAcquire = beforeAcquire;
+    this.options = Objects.requireNonNull(options, "options");
   }
 
   @Override
@@ -75,25 +120,39 @@ final class HadoopCommitLock implements LockManager {
    */
   @Override
   public boolean acquire(String entity, String owner) {
-    beforeAcquire.accept(entity);
-    if (!(delegate == null ? lock(entity, owner) : delegate.acquire(entity, owner))) {
+    options.beforeAcquire().accept(entity);
+    if (delegate != null && !delegate.acquire(entity, owner)) {
       return false;
     }
-    return !checkVersions || previousIsNewest(entity);
+    java.nio.file.Path lockFile = options.lockProcesses() ? localLockFile(entity) : null;
+    if ((delegate == null || lockFile != null) && !lock(lockFile == null ? entity : lockFile.toString(), owner,
+        lockFile)) {
+      if (delegate != null) {
+        delegate.release(entity, owner);
+      }
+      return false;
+    }
+    options.afterAcquire().accept(entity);
+    return !options.checkVersions() || previousIsNewest(entity);
   }
 
   @Override
   public boolean release(String entity, String owner) {
-    if (delegate != null) {
-      return delegate.release(entity, owner);
+    boolean released = delegate == null || delegate.release(entity, owner);
+    java.nio.file.Path lockFile = options.lockProcesses() ? localLockFile(entity) : null;
+    if (delegate != null && lockFile == null) {
+      return released;
     }
+    String key = lockFile == null ? entity : lockFile.toString();
     synchronized (HELD) {
-      if (!owner.equals(HELD.get(entity))) {
+      Holder holder = HELD.get(key);
+      if (holder == null || !owner.equals(holder.owner) || (lockFile != null && holder.channel == null)) {
         return false;
       }
-      HELD.remove(entity);
+      HELD.remove(key);
       HELD.notifyAll();
-      return true;
+      closeQuietly(holder.channel, key);
+      return released;
     }
   }
 
@@ -104,14 +163,20 @@ final class HadoopCommitLock implements LockManager {
     }
   }
 
-  private boolean lock(String entity, String owner) {
+  /**
+   * Takes this JVM's lock of {@code key} and, for a local table ({@code lockFile} not null), the operating-system
+   * lock on its lock file, both within the acquire timeout. The other process's rename takes milliseconds, so its
+   * lock is asked for again after pauses of 1 ms doubling up to {@value #LONGEST_PAUSE_MS} ms.
+   */
+  private boolean lock(String key, String owner, java.nio.file.Path lockFile) {
     long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+    Holder holder = new Holder(owner);
     synchronized (HELD) {
-      while (HELD.containsKey(entity)) {
+      while (HELD.containsKey(key)) {
         long waitMs = (deadline - System.nanoTime()) / 1_000_000L;
         if (waitMs <= 0) {
-          LOG.warn("Gave up waiting {} ms for the commit lock of {} (held by {})", timeoutMs, entity,
-              HELD.get(entity));
+          LOG.warn("Gave up waiting {} ms for the commit lock of {} (held by {})", timeoutMs, key,
+              HELD.get(key).owner);
           return false;
         }
         try {
@@ -121,9 +186,70 @@ final class HadoopCommitLock implements LockManager {
           return false;
         }
       }
-      HELD.put(entity, owner);
+      HELD.put(key, holder);
+    }
+    if (lockFile == null) {
       return true;
     }
+    FileChannel channel = lockProcesses(lockFile, deadline);
+    synchronized (HELD) {
+      if (channel == null) {
+        HELD.remove(key);
+        HELD.notifyAll();
+        return false;
+      }
+      holder.channel = channel;
+      return true;
+    }
+  }
+
+  /** The channel holding the operating-system lock on {@code lockFile}, or null if not taken by the deadline. */
+  private FileChannel lockProcesses(java.nio.file.Path lockFile, long deadline) {
+    FileChannel channel = null;
+    try {
+      channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      long pauseMs = 1;
+      while (channel.tryLock() == null) {
+        if (System.nanoTime() - deadline > 0) {
+          LOG.warn("Gave up waiting {} ms for the commit lock of {}, held by another process", timeoutMs, lockFile);
+          closeQuietly(channel, lockFile.toString());
+          return null;
+        }
+        Thread.sleep(pauseMs);
+        pauseMs = Math.min(pauseMs * 2, LONGEST_PAUSE_MS);
+      }
+      return channel;
+    } catch (IOException e) {
+      LOG.warn("Could not take the commit lock {}: {}", lockFile, e.toString());
+      closeQuietly(channel, lockFile.toString());
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      closeQuietly(channel, lockFile.toString());
+      return null;
+    }
+  }
+
+  private static void closeQuietly(FileChannel channel, String what) {
+    if (channel == null) {
+      return;
+    }
+    try {
+      channel.close(); // releases the operating-system lock
+    } catch (IOException e) {
+      LOG.warn("Could not release the commit lock {}: {}", what, e.toString());
+    }
+  }
+
+  /** The lock file of the table that {@code entity} (a metadata file) belongs to, or null if it is not local. */
+  private java.nio.file.Path localLockFile(String entity) {
+    URI uri = new Path(entity).toUri();
+    String scheme = uri.getScheme() != null ? uri.getScheme() : FileSystem.getDefaultUri(conf).getScheme();
+    if (!"file".equalsIgnoreCase(scheme) || uri.getPath() == null) {
+      return null;
+    }
+    java.nio.file.Path metadata = Paths.get(uri.getPath()).getParent();
+    return metadata == null ? null : metadata.resolve(LOCK_FILE);
   }
 
   /**

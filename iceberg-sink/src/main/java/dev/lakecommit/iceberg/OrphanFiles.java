@@ -130,6 +130,9 @@ public final class OrphanFiles {
             && java.nio.file.Files.exists(file.resolveSibling(name.substring(1, name.length() - 4)))) {
           return java.nio.file.FileVisitResult.CONTINUE; // Hadoop's checksum of a file: it goes with the file
         }
+        if (name.equals(HadoopCommitLock.LOCK_FILE)) {
+          return java.nio.file.FileVisitResult.CONTINUE; // a Hadoop table's commit lock, maybe held right now
+        }
         if (attributes.isRegularFile()) {
           files.add(new FileInfo("file:" + file, attributes.size(), attributes.lastModifiedTime().toMillis()));
         }

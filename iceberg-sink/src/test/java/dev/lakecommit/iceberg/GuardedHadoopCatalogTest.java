@@ -127,12 +127,13 @@ class GuardedHadoopCatalogTest {
     GuardedHadoopCatalog catalog = new GuardedHadoopCatalog();
     catalog.setConf(new Configuration());
     catalog.initialize("hadoop", Map.of("warehouse", dir.resolve("warehouse").toUri().toString()));
-    catalog.withCommitLock(checkVersions, entity -> {
+    HadoopCommitLock.Options options = HadoopCommitLock.Options.ALL.withBeforeAcquire(entity -> {
       Runnable once = beforeLock.getAndSet(null);
       if (once != null) {
         once.run();
       }
     });
+    catalog.withCommitLock(checkVersions ? options : options.withoutVersionCheck());
     return catalog;
   }
 

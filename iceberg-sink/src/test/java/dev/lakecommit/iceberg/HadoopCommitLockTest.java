@@ -2,6 +2,8 @@ package dev.lakecommit.iceberg;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -12,8 +14,9 @@ import java.util.concurrent.Future;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.CatalogProperties;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** The JVM-wide rename lock of guarded Hadoop tables: one holder per entity, handed over on release. */
+/** The JVM-wide rename lock of guarded Hadoop tables: one holder per entity (per local table), handed over on release. */
 class HadoopCommitLockTest {
 
   @Test
@@ -28,8 +31,8 @@ class HadoopCommitLockTest {
     ExecutorService thread = Executors.newSingleThreadExecutor();
     try {
       CountDownLatch waiting = new CountDownLatch(1);
-      HadoopCommitLock signalling = new HadoopCommitLock(null, new Configuration(), Map.of(), true,
-          e -> waiting.countDown());
+      HadoopCommitLock signalling = new HadoopCommitLock(null, new Configuration(), Map.of(),
+          HadoopCommitLock.Options.ALL.withBeforeAcquire(e -> waiting.countDown()));
       Future<Boolean> second = thread.submit(() -> signalling.acquire(entity, "second"));
       waiting.await();
       assertThat(second).isNotDone();
@@ -43,8 +46,32 @@ class HadoopCommitLockTest {
     }
   }
 
+  /**
+   * A local table is locked as a whole, by one operating-system lock that this JVM takes through one channel:
+   * attempts at two versions of it take turns, and neither release drops the other's lock.
+   */
+  @Test
+  void versionsOfOneLocalTableTakeTheTablesLockInTurn(@TempDir Path dir) throws Exception {
+    Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
+    String two = metadata.resolve("v2.metadata.json").toUri().toString();
+    String three = metadata.resolve("v3.metadata.json").toUri().toString();
+    HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    assertThat(lock.acquire(two, "first")).isTrue();
+    assertThat(impatient.acquire(three, "second")).as("the table's lock is held by first").isFalse();
+    assertThat(impatient.release(three, "second")).as("not the holder").isFalse();
+    assertThat(lock.release(two, "first")).isTrue();
+    assertThat(impatient.acquire(three, "second")).isTrue();
+    assertThat(lock.release(three, "second")).isTrue();
+    assertThat(metadata.resolve(HadoopCommitLock.LOCK_FILE)).exists();
+  }
+
   private static HadoopCommitLock lock(long timeoutMs) {
+    return lock(timeoutMs, HadoopCommitLock.Options.ALL);
+  }
+
+  static HadoopCommitLock lock(long timeoutMs, HadoopCommitLock.Options options) {
     return new HadoopCommitLock(null, new Configuration(),
-        Map.of(CatalogProperties.LOCK_ACQUIRE_TIMEOUT_MS, Long.toString(timeoutMs)), true, entity -> { });
+        Map.of(CatalogProperties.LOCK_ACQUIRE_TIMEOUT_MS, Long.toString(timeoutMs)), options);
   }
 }
