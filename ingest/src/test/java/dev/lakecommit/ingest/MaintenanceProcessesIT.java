@@ -17,6 +17,8 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -27,8 +29,13 @@ import org.junit.jupiter.api.io.TempDir;
 class MaintenanceProcessesIT {
   @TempDir Path dir;
 
+  /** The embedded default catalog, or with {@code hadoop} a Hadoop catalog on the local file system. */
+  private boolean hadoop;
+
   private List<String> catalog() {
-    return List.of("--table", "load.events", "--warehouse", dir.resolve("wh").toString());
+    return hadoop
+        ? List.of("--table", "load.events", "-C", "type=hadoop", "-C", "warehouse=" + dir.resolve("wh").toUri())
+        : List.of("--table", "load.events", "--warehouse", dir.resolve("wh").toString());
   }
 
   /** Runs maintain rounds in child JVMs while the writer runs; returns how many rounds committed a compaction. */
@@ -84,13 +91,20 @@ class MaintenanceProcessesIT {
         .loadTable(TableIdentifier.parse("load.events"));
   }
 
-  @Test
-  void appendsStayExactWhileMaintenanceProcessesCompactExpireAndRemoveOrphans() throws Exception {
+  /**
+   * Also on a local Hadoop table, where the two processes' commits are kept apart only by the commit lock across
+   * processes: Iceberg's check-then-rename would otherwise let one replace the other's new version.
+   */
+  @ParameterizedTest(name = "hadoop catalog: {0}")
+  @ValueSource(booleans = {false, true})
+  void appendsStayExactWhileMaintenanceProcessesCompactExpireAndRemoveOrphans(boolean hadoop) throws Exception {
+    this.hadoop = hadoop;
     int rows = TestScale.pick(150_000, 1_000_000);
     Path input = KillLoop.writeInput(dir, rows);
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString()));
     args.addAll(catalog());
-    args.addAll(List.of("--job-id", "appends", "--parallelism", "2", "--checkpoint-every-records", "1000",
+    args.addAll(List.of("--job-id", "appends", "--checkpoint-dir", dir.resolve("checkpoints").toString(),
+        "--parallelism", "2", "--checkpoint-every-records", "1000",
         "--max-rows-per-file", "250", "--max-records-per-second", "10000"));
     writeWhileMaintaining(args);
 
@@ -103,6 +117,10 @@ class MaintenanceProcessesIT {
     // the restart lookup still works after expiry: a rerun finds the job's watermark and commits nothing
     List<String> rerun = new ArrayList<>(args);
     assertThat(CliRun.of(rerun.toArray(String[]::new)).out()).contains("Nothing new to commit");
+    if (hadoop) {
+      assertThat(dir.resolve("wh/load/events/metadata/.lakecommit-commit.lock")).as("the commit lock across processes")
+          .exists();
+    }
   }
 
   @Test
