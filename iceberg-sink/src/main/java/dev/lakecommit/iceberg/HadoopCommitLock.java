@@ -64,28 +64,22 @@ final class HadoopCommitLock implements LockManager {
   private final Options options;
 
   /** What the lock does besides locking; {@link #ALL} outside tests. */
-  record Options(boolean checkVersions, boolean lockProcesses, Consumer<String> beforeAcquire,
-      Consumer<String> afterAcquire) {
-    static final Options ALL = new Options(true, true, entity -> { }, entity -> { });
+  record Options(boolean checkVersions, boolean lockProcesses, Consumer<String> beforeAcquire) {
+    static final Options ALL = new Options(true, true, entity -> { });
 
     /** Test seam: without the version check, to show what it prevents. */
     Options withoutVersionCheck() {
-      return new Options(false, lockProcesses, beforeAcquire, afterAcquire);
+      return new Options(false, lockProcesses, beforeAcquire);
     }
 
     /** Test seam: without the lock across processes, to show what it prevents. */
     Options withoutProcessLock() {
-      return new Options(checkVersions, false, beforeAcquire, afterAcquire);
+      return new Options(checkVersions, false, beforeAcquire);
     }
 
     /** Test seam: called with the entity before the lock is taken. */
     Options withBeforeAcquire(Consumer<String> hook) {
-      return new Options(checkVersions, lockProcesses, hook, afterAcquire);
-    }
-
-    /** Test seam: called with the entity once the lock is taken, before the version check. */
-    Options withAfterAcquire(Consumer<String> hook) {
-      return new Options(checkVersions, lockProcesses, beforeAcquire, hook);
+      return new Options(checkVersions, lockProcesses, hook);
     }
   }
 
@@ -132,7 +126,6 @@ final class HadoopCommitLock implements LockManager {
       }
       return false;
     }
-    options.afterAcquire().accept(entity);
     return !options.checkVersions() || previousIsNewest(entity);
   }
 

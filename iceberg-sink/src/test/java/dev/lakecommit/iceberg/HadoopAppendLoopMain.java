@@ -17,7 +17,8 @@ import org.apache.iceberg.catalog.Catalog;
 /**
  * A committer process for races on one Hadoop table: writes {@code commits} data files of {@code rows} keys each
  * (keys from {@code first} on), says it is ready and waits for go, then commits them one checkpoint each as job
- * {@code job}, as fast as it can, and prints {@code DONE <committed> <conflicts>}.
+ * {@code job}, as fast as it can, and prints {@code DONE <committed> <conflicts>}. Its renames onto table versions
+ * wait for the other processes' ({@link MeetingLocalFileSystem}).
  *
  * <p>Arguments: warehouse URI, job, first key, commits, rows per commit, barrier directory, and optionally
  * {@code no-process-lock} (the commit lock without its lock across processes: the hazard the lock closes).
@@ -34,11 +35,16 @@ public final class HadoopAppendLoopMain {
     Path barrier = Path.of(args[5]);
     boolean processLock = args.length < 7 || !"no-process-lock".equals(args[6]);
 
+    Configuration conf = new Configuration();
+    conf.set("fs.file.impl", MeetingLocalFileSystem.class.getName());
+    conf.setBoolean("fs.file.impl.disable.cache", true);
+    conf.set(MeetingLocalFileSystem.MEET_DIR, barrier.toString());
+    conf.set(MeetingLocalFileSystem.WHO, job.value());
     Catalog catalog = CatalogUtil.buildIcebergCatalog("hadoop",
-        GuardedHadoopCatalog.substitute(Map.of("type", "hadoop", "warehouse", warehouse)), new Configuration());
-    HadoopCommitLock.Options options = HadoopCommitLock.Options.ALL.withAfterAcquire(entity -> meet(barrier, entity,
-        job));
-    ((GuardedHadoopCatalog) catalog).withCommitLock(processLock ? options : options.withoutProcessLock());
+        GuardedHadoopCatalog.substitute(Map.of("type", "hadoop", "warehouse", warehouse)), conf);
+    if (!processLock) {
+      ((GuardedHadoopCatalog) catalog).withCommitLock(HadoopCommitLock.Options.ALL.withoutProcessLock());
+    }
     Table table = catalog.loadTable(TestTables.IDENT);
     List<DataFile> files = new ArrayList<>();
     for (int i = 0; i < commits; i++) {
@@ -65,31 +71,5 @@ public final class HadoopAppendLoopMain {
     }
     System.out.println("DONE " + committed + " " + counters.conflicts());
     System.exit(0);
-  }
-
-  /**
-   * Holding the commit lock of a version, waits up to 60 ms for another process to hold it too: where the lock
-   * does not keep processes apart, both then go on to Iceberg's check that the version does not exist yet and
-   * rename onto it together, which a race of two commits seldom lines up so exactly by itself.
-   */
-  private static void meet(Path barrier, String entity, JobId job) {
-    String version = new org.apache.hadoop.fs.Path(entity).getName();
-    try {
-      Files.createFile(barrier.resolve("at-" + version + "-" + job.value()));
-      long deadline = System.nanoTime() + 60_000_000L;
-      while (System.nanoTime() < deadline) {
-        try (var others = Files.list(barrier)) {
-          if (others.map(f -> f.getFileName().toString())
-              .anyMatch(n -> n.startsWith("at-" + version + "-") && !n.endsWith("-" + job.value()))) {
-            return;
-          }
-        }
-        Thread.onSpinWait();
-      }
-    } catch (java.nio.file.FileAlreadyExistsException e) {
-      // this process's earlier attempt at the version: no waiting again
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

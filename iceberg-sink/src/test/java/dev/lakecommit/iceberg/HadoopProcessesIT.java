@@ -80,7 +80,7 @@ class HadoopProcessesIT {
 
   private Result race(boolean processLock) throws Exception {
     int processes = 3;
-    int commits = TestScale.pick(25, 200);
+    int commits = TestScale.pick(20, 200);
     int rows = 5;
     String warehouse = dir.resolve("warehouse-" + processLock).toUri().toString();
     Catalog catalog = CatalogUtil.buildIcebergCatalog("hadoop",
