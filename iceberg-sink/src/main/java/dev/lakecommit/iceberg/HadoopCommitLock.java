@@ -3,14 +3,18 @@ package dev.lakecommit.iceberg;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.URI;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -39,7 +43,8 @@ import org.slf4j.LoggerFactory;
  * file {@value #LOCK_FILE} in its metadata directory: Iceberg checks that {@code v<n>.metadata.json} does not exist
  * and then renames onto it, and a local rename replaces a file that another process renamed there in between, so
  * two jobs (or a job and a maintenance run) committing to one local table from two processes could each see their
- * commit succeed while one of them was lost. The operating system drops the lock of a process that dies. Other
+ * commit succeed while one of them was lost. The operating system drops the lock of a process that dies. Where the
+ * file cannot be locked, commits are kept apart within this JVM only, with a warning. Other
  * file systems are not locked across processes here: HDFS refuses a rename onto an existing file, and object
  * stores need a catalog with a real commit (or a {@code lock-impl}).
  */
@@ -53,10 +58,14 @@ final class HadoopCommitLock implements LockManager {
   private static final long LONGEST_PAUSE_MS = 20;
   /**
    * Holders of this JVM's locks, by entity (the metadata file to be renamed to) or, for a local table, by its lock
-   * file: a JVM must hold a file's operating-system lock through one channel only, because closing any channel
-   * of a file drops all the JVM's locks on it. Guarded by itself.
+   * file: one holder per table, so that this class loader's threads take turns with its one channel of the file.
+   * Guarded by itself.
    */
   private static final Map<String, Holder> HELD = new HashMap<>();
+  /** Open channels of lock files by key, never closed (see {@link #channel}); guarded by {@code HELD}. */
+  private static final Map<String, FileChannel> CHANNELS = new HashMap<>();
+  /** Lock files that could not be locked, each warned about once. */
+  private static final Set<String> UNLOCKABLE = ConcurrentHashMap.newKeySet();
 
   private final LockManager delegate;
   private final Configuration conf;
@@ -83,10 +92,14 @@ final class HadoopCommitLock implements LockManager {
     }
   }
 
-  /** Who holds a lock of this JVM's, and the channel of its operating-system lock (null while taking it, or none). */
+  /**
+   * Who holds (or is taking) a lock of this JVM's, and its operating-system lock (null if none); guarded by
+   * {@code HELD}.
+   */
   private static final class Holder {
     final String owner;
-    FileChannel channel;
+    FileLock lock;
+    boolean taken;
 
     Holder(String owner) {
       this.owner = owner;
@@ -121,31 +134,43 @@ final class HadoopCommitLock implements LockManager {
     java.nio.file.Path lockFile = options.lockProcesses() ? localLockFile(entity) : null;
     if ((delegate == null || lockFile != null) && !lock(lockFile == null ? entity : lockFile.toString(), owner,
         lockFile)) {
-      if (delegate != null) {
-        delegate.release(entity, owner);
-      }
-      return false;
+      return false; // HadoopTableOperations releases the delegate's lock in its finally
     }
     return !options.checkVersions() || previousIsNewest(entity);
   }
 
   @Override
   public boolean release(String entity, String owner) {
-    boolean released = delegate == null || delegate.release(entity, owner);
     java.nio.file.Path lockFile = options.lockProcesses() ? localLockFile(entity) : null;
-    if (delegate != null && lockFile == null) {
-      return released;
+    boolean released = true;
+    try {
+      if (delegate != null) {
+        released = delegate.release(entity, owner);
+      }
+    } finally {
+      if (delegate == null || lockFile != null) {
+        released &= releaseHere(lockFile == null ? entity : lockFile.toString(), owner);
+      }
     }
-    String key = lockFile == null ? entity : lockFile.toString();
+    return released;
+  }
+
+  private static boolean releaseHere(String key, String owner) {
     synchronized (HELD) {
       Holder holder = HELD.get(key);
-      if (holder == null || !owner.equals(holder.owner) || (lockFile != null && holder.channel == null)) {
+      if (holder == null || !owner.equals(holder.owner) || !holder.taken) {
         return false;
       }
       HELD.remove(key);
       HELD.notifyAll();
-      closeQuietly(holder.channel, key);
-      return released;
+      if (holder.lock != null) {
+        try {
+          holder.lock.release(); // the channel stays open: see CHANNELS
+        } catch (IOException e) {
+          LOG.warn("Could not release the commit lock {}: {}", key, e.toString());
+        }
+      }
+      return true;
     }
   }
 
@@ -181,68 +206,109 @@ final class HadoopCommitLock implements LockManager {
       }
       HELD.put(key, holder);
     }
-    if (lockFile == null) {
-      return true;
-    }
-    FileChannel channel = lockProcesses(lockFile, deadline);
-    synchronized (HELD) {
-      if (channel == null) {
-        HELD.remove(key);
-        HELD.notifyAll();
-        return false;
+    boolean taken = false;
+    try {
+      taken = lockFile == null || lockProcesses(key, lockFile, holder, deadline);
+      return taken;
+    } finally {
+      synchronized (HELD) {
+        if (taken) {
+          holder.taken = true;
+        } else {
+          HELD.remove(key);
+          HELD.notifyAll();
+        }
       }
-      holder.channel = channel;
-      return true;
     }
   }
 
-  /** The channel holding the operating-system lock on {@code lockFile}, or null if not taken by the deadline. */
-  private FileChannel lockProcesses(java.nio.file.Path lockFile, long deadline) {
-    FileChannel channel = null;
+  /**
+   * Takes the operating-system lock on {@code lockFile} for {@code holder}: false if another process (or another
+   * class loader of this JVM) held it until the deadline, or if interrupted. Where the file system has no such
+   * locks (an NFS mount without a lock daemon, say) or the file cannot be opened, it warns once and goes on with
+   * this JVM's lock only, as before this lock existed.
+   */
+  private boolean lockProcesses(String key, java.nio.file.Path lockFile, Holder holder, long deadline) {
+    long pauseMs = 1;
     try {
-      channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      long pauseMs = 1;
-      while (channel.tryLock() == null) {
+      while (true) {
+        FileLock taken;
+        try {
+          taken = channel(key, lockFile).tryLock();
+        } catch (OverlappingFileLockException e) {
+          taken = null; // held through another class loader's channel: this JVM, but another copy of this class
+        }
+        if (taken != null) {
+          holder.lock = taken;
+          return true;
+        }
         if (System.nanoTime() - deadline > 0) {
           LOG.warn("Gave up waiting {} ms for the commit lock of {}, held by another process", timeoutMs, lockFile);
-          closeQuietly(channel, lockFile.toString());
-          return null;
+          return false;
         }
         Thread.sleep(pauseMs);
         pauseMs = Math.min(pauseMs * 2, LONGEST_PAUSE_MS);
       }
-      return channel;
-    } catch (IOException e) {
-      LOG.warn("Could not take the commit lock {}: {}", lockFile, e.toString());
-      closeQuietly(channel, lockFile.toString());
-      return null;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      closeQuietly(channel, lockFile.toString());
-      return null;
+      return false;
+    } catch (ClosedChannelException e) { // closed by an interrupt during tryLock
+      synchronized (HELD) {
+        CHANNELS.remove(key);
+      }
+      return false;
+    } catch (IOException e) {
+      if (UNLOCKABLE.add(key)) {
+        LOG.warn("Cannot lock {} ({}): commits to this table from other processes are not kept apart from this "
+            + "JVM's; commit from one process at a time, or use a catalog with real commits", lockFile, e.toString());
+      }
+      return true;
     }
   }
 
-  private static void closeQuietly(FileChannel channel, String what) {
-    if (channel == null) {
-      return;
+  /**
+   * This class loader's channel of a lock file, opened once and never closed: closing any channel of a file drops
+   * all of the JVM's operating-system locks on it, including one that another channel (of another class loader,
+   * say) holds at that moment. One open file per local table that this JVM committed to.
+   */
+  private static FileChannel channel(String key, java.nio.file.Path lockFile) throws IOException {
+    synchronized (HELD) {
+      FileChannel channel = CHANNELS.get(key);
+      if (channel == null || !channel.isOpen()) {
+        channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        CHANNELS.put(key, channel);
+      }
+      return channel;
+    }
+  }
+
+  /**
+   * The lock file of the table that {@code entity} (a metadata file) belongs to, by the real path of its metadata
+   * directory (so that every spelling of the table, through links or relative paths, locks one file), or null if
+   * the table is not on the local file system.
+   */
+  private java.nio.file.Path localLockFile(String entity) {
+    Path path = new Path(entity);
+    String scheme = path.toUri().getScheme() != null ? path.toUri().getScheme()
+        : FileSystem.getDefaultUri(conf).getScheme();
+    if (!"file".equalsIgnoreCase(scheme)) {
+      return null;
     }
     try {
-      channel.close(); // releases the operating-system lock
-    } catch (IOException e) {
-      LOG.warn("Could not release the commit lock {}: {}", what, e.toString());
-    }
-  }
-
-  /** The lock file of the table that {@code entity} (a metadata file) belongs to, or null if it is not local. */
-  private java.nio.file.Path localLockFile(String entity) {
-    URI uri = new Path(entity).toUri();
-    String scheme = uri.getScheme() != null ? uri.getScheme() : FileSystem.getDefaultUri(conf).getScheme();
-    if (!"file".equalsIgnoreCase(scheme) || uri.getPath() == null) {
+      java.nio.file.Path metadata = Paths.get(FileSystem.getLocal(conf).makeQualified(path).toUri()).getParent();
+      if (metadata == null) {
+        return null;
+      }
+      try {
+        metadata = metadata.toRealPath();
+      } catch (IOException e) {
+        metadata = metadata.toAbsolutePath().normalize(); // not there (yet): the rename fails anyway
+      }
+      return metadata.resolve(LOCK_FILE);
+    } catch (IOException | IllegalArgumentException e) {
+      LOG.warn("Cannot tell where the commit lock of {} is ({}): locked in this JVM only", entity, e.toString());
       return null;
     }
-    java.nio.file.Path metadata = Paths.get(uri.getPath()).getParent();
-    return metadata == null ? null : metadata.resolve(LOCK_FILE);
   }
 
   /**

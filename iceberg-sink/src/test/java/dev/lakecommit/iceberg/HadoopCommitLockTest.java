@@ -66,6 +66,41 @@ class HadoopCommitLockTest {
     assertThat(metadata.resolve(HadoopCommitLock.LOCK_FILE)).exists();
   }
 
+  /** A table reached through a link is the same table: one lock file, one holder. */
+  @Test
+  void aLinkToATablesDirectoryLocksTheSameTable(@TempDir Path dir) throws Exception {
+    Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
+    Path link = Files.createSymbolicLink(dir.resolve("link"), dir.resolve("table"));
+    String real = metadata.resolve("v2.metadata.json").toUri().toString();
+    String linked = "file:" + link.resolve("metadata/v3.metadata.json");
+    HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    assertThat(lock.acquire(real, "first")).isTrue();
+    assertThat(impatient.acquire(linked, "second")).as("the same table, by its link").isFalse();
+    assertThat(lock.release(real, "first")).isTrue();
+    assertThat(impatient.acquire(linked, "second")).isTrue();
+    assertThat(lock.release(linked, "second")).isTrue();
+    assertThat(link.resolve("metadata").resolve(HadoopCommitLock.LOCK_FILE)).exists();
+  }
+
+  /**
+   * Where the lock file cannot be locked (here: a directory in its place; in the field an NFS mount without a lock
+   * daemon), commits go on, kept apart within this JVM only, as before the lock across processes existed.
+   */
+  @Test
+  void aLockFileThatCannotBeLockedLeavesThisJvmsLock(@TempDir Path dir) throws Exception {
+    Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
+    Files.createDirectory(metadata.resolve(HadoopCommitLock.LOCK_FILE));
+    String entity = metadata.resolve("v2.metadata.json").toUri().toString();
+    HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
+    assertThat(lock.acquire(entity, "first")).isTrue();
+    assertThat(impatient.acquire(entity, "second")).as("held by first in this JVM").isFalse();
+    assertThat(lock.release(entity, "first")).isTrue();
+    assertThat(impatient.acquire(entity, "second")).isTrue();
+    assertThat(impatient.release(entity, "second")).isTrue();
+  }
+
   private static HadoopCommitLock lock(long timeoutMs) {
     return lock(timeoutMs, HadoopCommitLock.Options.ALL);
   }

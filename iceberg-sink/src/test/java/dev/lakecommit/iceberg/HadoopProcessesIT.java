@@ -68,6 +68,76 @@ class HadoopProcessesIT {
     assertThat(metadata.resolve(HadoopCommitLock.LOCK_FILE)).exists();
   }
 
+  /**
+   * Two copies of the lock class in one JVM (two Flink jobs' class loaders in one TaskManager): the second copy
+   * cannot take the table's lock while the first holds it, and its failed attempts (and the first's release) leave
+   * no process able to take it while it is held.
+   */
+  @Test
+  void aSecondCopyOfTheLockClassInThisJvmWaitsAndDropsNoLockOfTheFirst() throws Exception {
+    Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
+    String entity = metadata.resolve("v1.metadata.json").toUri().toString();
+    HadoopCommitLock first = HadoopCommitLockTest.lock(60_000, HadoopCommitLock.Options.ALL);
+    org.apache.iceberg.LockManager second = secondCopy(200);
+    assertThat(first.acquire(entity, "first")).isTrue();
+    assertThat(second.acquire(entity, "second")).as("held by the first copy").isFalse();
+    assertThat(second.release(entity, "second")).as("not the holder").isFalse();
+    assertThat(tryInAnotherProcess(entity)).as("another process while the first copy holds it").isFalse();
+    assertThat(first.release(entity, "first")).isTrue();
+    assertThat(second.acquire(entity, "second")).isTrue();
+    assertThat(tryInAnotherProcess(entity)).as("another process while the second copy holds it").isFalse();
+    assertThat(second.release(entity, "second")).isTrue();
+    assertThat(tryInAnotherProcess(entity)).as("another process once both released").isTrue();
+  }
+
+  /** Whether a child process can take the commit lock of {@code entity} within 300 ms. */
+  private boolean tryInAnotherProcess(String entity) throws Exception {
+    Path held = dir.resolve("held-" + System.nanoTime());
+    Path release = Files.createFile(dir.resolve("release-" + System.nanoTime()));
+    Process child = RaceCommitterMain.startJava(HoldCommitLockMain.class, entity, held.toString(), release.toString(),
+        "300");
+    assertThat(child.waitFor(1, TimeUnit.MINUTES)).isTrue();
+    String out = new String(child.getInputStream().readAllBytes());
+    assertThat(out).containsAnyOf("RELEASED", "NOT ACQUIRED");
+    return child.exitValue() == 0;
+  }
+
+  /** {@link HadoopCommitLock} loaded again by a class loader of its own, as a second job's copy of it. */
+  private static org.apache.iceberg.LockManager secondCopy(long timeoutMs) throws Exception {
+    ClassLoader app = HadoopProcessesIT.class.getClassLoader();
+    ClassLoader own = new ClassLoader(app) {
+      @Override
+      protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+        if (!name.startsWith(HadoopCommitLock.class.getName())) {
+          return super.loadClass(name, resolve);
+        }
+        synchronized (getClassLoadingLock(name)) {
+          Class<?> loaded = findLoadedClass(name);
+          if (loaded == null) {
+            try (java.io.InputStream in = app.getResourceAsStream(name.replace('.', '/') + ".class")) {
+              byte[] bytes = in.readAllBytes();
+              loaded = defineClass(name, bytes, 0, bytes.length);
+            } catch (java.io.IOException e) {
+              throw new ClassNotFoundException(name, e);
+            }
+          }
+          return loaded;
+        }
+      }
+    };
+    Class<?> lock = own.loadClass(HadoopCommitLock.class.getName());
+    Class<?> options = own.loadClass(HadoopCommitLock.Options.class.getName());
+    assertThat(lock).isNotSameAs(HadoopCommitLock.class);
+    java.lang.reflect.Constructor<?> constructor = lock.getDeclaredConstructor(org.apache.iceberg.LockManager.class,
+        Configuration.class, Map.class, options);
+    constructor.setAccessible(true);
+    java.lang.reflect.Field all = options.getDeclaredField("ALL");
+    all.setAccessible(true);
+    return (org.apache.iceberg.LockManager) constructor.newInstance(null, new Configuration(),
+        Map.of(org.apache.iceberg.CatalogProperties.LOCK_ACQUIRE_TIMEOUT_MS, Long.toString(timeoutMs)),
+        all.get(null));
+  }
+
   /** A child process that holds the commit lock of {@code entity} until {@code release} exists. */
   private Process holdLock(String entity, Path release) throws Exception {
     Path held = dir.resolve("held-" + System.nanoTime());
