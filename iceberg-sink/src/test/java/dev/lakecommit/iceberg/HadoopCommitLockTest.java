@@ -53,16 +53,8 @@ class HadoopCommitLockTest {
   @Test
   void versionsOfOneLocalTableTakeTheTablesLockInTurn(@TempDir Path dir) throws Exception {
     Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
-    String two = metadata.resolve("v2.metadata.json").toUri().toString();
-    String three = metadata.resolve("v3.metadata.json").toUri().toString();
-    HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
-    HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
-    assertThat(lock.acquire(two, "first")).isTrue();
-    assertThat(impatient.acquire(three, "second")).as("the table's lock is held by first").isFalse();
-    assertThat(impatient.release(three, "second")).as("not the holder").isFalse();
-    assertThat(lock.release(two, "first")).isTrue();
-    assertThat(impatient.acquire(three, "second")).isTrue();
-    assertThat(lock.release(three, "second")).isTrue();
+    takeTurns(metadata.resolve("v2.metadata.json").toUri().toString(),
+        metadata.resolve("v3.metadata.json").toUri().toString());
     assertThat(metadata.resolve(HadoopCommitLock.LOCK_FILE)).exists();
   }
 
@@ -71,15 +63,8 @@ class HadoopCommitLockTest {
   void aLinkToATablesDirectoryLocksTheSameTable(@TempDir Path dir) throws Exception {
     Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
     Path link = Files.createSymbolicLink(dir.resolve("link"), dir.resolve("table"));
-    String real = metadata.resolve("v2.metadata.json").toUri().toString();
-    String linked = "file:" + link.resolve("metadata/v3.metadata.json");
-    HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
-    HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
-    assertThat(lock.acquire(real, "first")).isTrue();
-    assertThat(impatient.acquire(linked, "second")).as("the same table, by its link").isFalse();
-    assertThat(lock.release(real, "first")).isTrue();
-    assertThat(impatient.acquire(linked, "second")).isTrue();
-    assertThat(lock.release(linked, "second")).isTrue();
+    takeTurns(metadata.resolve("v2.metadata.json").toUri().toString(),
+        "file:" + link.resolve("metadata/v3.metadata.json"));
     assertThat(link.resolve("metadata").resolve(HadoopCommitLock.LOCK_FILE)).exists();
   }
 
@@ -92,13 +77,19 @@ class HadoopCommitLockTest {
     Path metadata = Files.createDirectories(dir.resolve("table/metadata"));
     Files.createDirectory(metadata.resolve(HadoopCommitLock.LOCK_FILE));
     String entity = metadata.resolve("v2.metadata.json").toUri().toString();
+    takeTurns(entity, entity);
+  }
+
+  /** {@code first} and {@code second} are of one table: while one is locked the other waits, then it gets it. */
+  private static void takeTurns(String first, String second) {
     HadoopCommitLock lock = lock(60_000, HadoopCommitLock.Options.ALL.withoutVersionCheck());
     HadoopCommitLock impatient = lock(1, HadoopCommitLock.Options.ALL.withoutVersionCheck());
-    assertThat(lock.acquire(entity, "first")).isTrue();
-    assertThat(impatient.acquire(entity, "second")).as("held by first in this JVM").isFalse();
-    assertThat(lock.release(entity, "first")).isTrue();
-    assertThat(impatient.acquire(entity, "second")).isTrue();
-    assertThat(impatient.release(entity, "second")).isTrue();
+    assertThat(lock.acquire(first, "first")).isTrue();
+    assertThat(impatient.acquire(second, "second")).as("the table's lock is held by first").isFalse();
+    assertThat(impatient.release(second, "second")).as("not the holder").isFalse();
+    assertThat(lock.release(first, "first")).isTrue();
+    assertThat(impatient.acquire(second, "second")).isTrue();
+    assertThat(lock.release(second, "second")).isTrue();
   }
 
   private static HadoopCommitLock lock(long timeoutMs) {
