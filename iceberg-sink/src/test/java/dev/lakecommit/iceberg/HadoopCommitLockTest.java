@@ -23,7 +23,8 @@ class HadoopCommitLockTest {
   void oneHolderAtATimeAndTheNextTakesItOnRelease() throws Exception {
     HadoopCommitLock lock = lock(60_000);
     HadoopCommitLock impatient = lock(1);
-    String entity = "entity-" + UUID.randomUUID();
+    // not a local path: locked by entity, in this JVM only (a local table's lock file would go into its directory)
+    String entity = "memory://entity-" + UUID.randomUUID();
     assertThat(lock.acquire(entity, "first")).isTrue();
     assertThat(impatient.acquire(entity, "second")).as("held by first").isFalse();
     assertThat(lock.release(entity, "second")).as("not the holder").isFalse();
