@@ -3,6 +3,8 @@ package dev.lakecommit.iceberg;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -295,7 +297,11 @@ final class HadoopCommitLock implements LockManager {
       return null;
     }
     try {
-      java.nio.file.Path metadata = Paths.get(FileSystem.getLocal(conf).makeQualified(path).toUri()).getParent();
+      // as Hadoop's local file system resolves a relative path: against the working directory it started in
+      String local = path.toUri().getPath();
+      java.nio.file.Path metadata = (path.isUriPathAbsolute()
+          ? Paths.get(new URI("file", null, local, null)) : Paths.get("").toAbsolutePath().resolve(local))
+          .getParent();
       if (metadata == null) {
         return null;
       }
@@ -305,7 +311,7 @@ final class HadoopCommitLock implements LockManager {
         metadata = metadata.toAbsolutePath().normalize(); // not there (yet): the rename fails anyway
       }
       return metadata.resolve(LOCK_FILE);
-    } catch (IOException | IllegalArgumentException e) {
+    } catch (URISyntaxException | RuntimeException e) {
       LOG.warn("Cannot tell where the commit lock of {} is ({}): locked in this JVM only", entity, e.toString());
       return null;
     }
