@@ -65,7 +65,7 @@ final class HadoopCommitLock implements LockManager {
    */
   private static final Map<String, Holder> HELD = new HashMap<>();
   /** Open channels of lock files by key, never closed (see {@link #channel}); guarded by {@code HELD}. */
-  private static final Map<String, FileChannel> CHANNELS = new HashMap<>();
+  private static final Map<String, OpenLockFile> CHANNELS = new HashMap<>();
   /** Lock files that could not be locked, each warned about once. */
   private static final Set<String> UNLOCKABLE = ConcurrentHashMap.newKeySet();
 
@@ -240,6 +240,11 @@ final class HadoopCommitLock implements LockManager {
         } catch (OverlappingFileLockException e) {
           taken = null; // held through another class loader's channel: this JVM, but another copy of this class
         }
+        if (taken != null && !sameFile(key, lockFile)) {
+          taken.release(); // the file was deleted (a dropped table, made again?): lock the one there now
+          forget(key);
+          continue;
+        }
         if (taken != null) {
           holder.lock = taken;
           return true;
@@ -255,9 +260,7 @@ final class HadoopCommitLock implements LockManager {
       Thread.currentThread().interrupt();
       return false;
     } catch (ClosedChannelException e) { // closed by an interrupt during tryLock
-      synchronized (HELD) {
-        CHANNELS.remove(key);
-      }
+      forget(key);
       return false;
     } catch (IOException e) {
       if (UNLOCKABLE.add(key)) {
@@ -275,14 +278,46 @@ final class HadoopCommitLock implements LockManager {
    */
   private static FileChannel channel(String key, java.nio.file.Path lockFile) throws IOException {
     synchronized (HELD) {
-      FileChannel channel = CHANNELS.get(key);
-      if (channel == null || !channel.isOpen()) {
-        channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        CHANNELS.put(key, channel);
+      OpenLockFile open = CHANNELS.get(key);
+      if (open == null || !open.channel().isOpen()) {
+        FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        open = new OpenLockFile(channel, fileKey(lockFile));
+        CHANNELS.put(key, open);
       }
-      return channel;
+      return open.channel();
     }
   }
+
+  /**
+   * Whether the lock file at its path is still the one this class loader's channel has open: a table dropped and
+   * made again at the same path (by another process, say) has a new lock file, and a lock on the old one keeps
+   * nobody out. The old channel is left to the garbage collector: only this class loader had it open.
+   */
+  private static boolean sameFile(String key, java.nio.file.Path lockFile) throws IOException {
+    synchronized (HELD) {
+      OpenLockFile open = CHANNELS.get(key);
+      Object now;
+      try {
+        now = fileKey(lockFile);
+      } catch (java.nio.file.NoSuchFileException e) {
+        return false;
+      }
+      return open != null && Objects.equals(open.fileKey(), now);
+    }
+  }
+
+  private static void forget(String key) {
+    synchronized (HELD) {
+      CHANNELS.remove(key);
+    }
+  }
+
+  private static Object fileKey(java.nio.file.Path file) throws IOException {
+    return java.nio.file.Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+  }
+
+  /** A lock file's open channel and the file it was opened on (its inode, where the platform tells). */
+  private record OpenLockFile(FileChannel channel, Object fileKey) {}
 
   /**
    * The lock file of the table that {@code entity} (a metadata file) belongs to, by the real path of its metadata

@@ -69,6 +69,30 @@ class HadoopProcessesIT {
   }
 
   /**
+   * A table dropped and made again at the same path has a new lock file: this JVM, which has the old one open from
+   * an earlier commit, must lock the new one, which another process holds now.
+   */
+  @Test
+  void aTableMadeAgainAtTheSamePathIsLockedByItsNewLockFile() throws Exception {
+    Path metadata = Files.createDirectories(dir.resolve("again/metadata"));
+    String entity = metadata.resolve("v1.metadata.json").toUri().toString();
+    HadoopCommitLock impatient = HadoopCommitLockTest.lock(200, HadoopCommitLock.Options.ALL);
+    assertThat(impatient.acquire(entity, "before")).isTrue();
+    assertThat(impatient.release(entity, "before")).isTrue();
+    Files.delete(metadata.resolve(HadoopCommitLock.LOCK_FILE));
+    Files.delete(metadata);
+    Files.createDirectories(metadata);
+
+    Path released = dir.resolve("release-again");
+    Process holder = holdLock(entity, released);
+    assertThat(impatient.acquire(entity, "after")).as("held by the other process, on the new lock file").isFalse();
+    Files.createFile(released);
+    assertThat(holder.waitFor(1, TimeUnit.MINUTES)).isTrue();
+    assertThat(impatient.acquire(entity, "after")).isTrue();
+    assertThat(impatient.release(entity, "after")).isTrue();
+  }
+
+  /**
    * Two copies of the lock class in one JVM (two Flink jobs' class loaders in one TaskManager): the second copy
    * cannot take the table's lock while the first holds it, and its failed attempts (and the first's release) leave
    * no process able to take it while it is held.
