@@ -111,8 +111,10 @@ class WriterPoolTest {
       reader.start();
       assertThat(stuck.entered.await(30, TimeUnit.SECONDS)).isTrue();
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      // the reader waits in the queue's offer (a timed wait) with its count settled
-      while (!(reader.getState() == Thread.State.TIMED_WAITING && waitsToQueue(reader))) {
+      // the reader waits in the queue's offer (a timed wait) with its count settled: at least the capacity, since
+      // it may still show waiting from before the stuck writer took its batch (seen: 63 of 64, a wake-up pending)
+      while (!(reader.getState() == Thread.State.TIMED_WAITING && waitsToQueue(reader)
+          && accepted.get() >= capacity)) {
         assertThat(System.nanoTime()).as("the reader never waited").isLessThan(deadline);
         Thread.onSpinWait();
       }
