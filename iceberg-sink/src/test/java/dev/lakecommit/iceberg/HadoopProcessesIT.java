@@ -200,7 +200,9 @@ class HadoopProcessesIT {
       String output = new String(child.getInputStream().readAllBytes());
       assertThat(child.exitValue()).as(output).isZero();
       String done = output.lines().filter(l -> l.startsWith("DONE ")).findFirst().orElseThrow();
-      assertThat(done.split(" ")[1]).as(output).isEqualTo(String.valueOf(commits));
+      if (processLock) { // unguarded, a process may also read a version file replaced under it: outcome unknown
+        assertThat(done.split(" ")[1]).as(output).isEqualTo(String.valueOf(commits));
+      }
       conflicts += Long.parseLong(done.split(" ")[2]);
     }
     Map<Long, Integer> counts = TestTables.keyCounts(table);
