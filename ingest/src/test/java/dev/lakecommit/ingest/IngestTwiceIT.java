@@ -33,7 +33,7 @@ class IngestTwiceIT {
   void copiesOfOneCommandStartedTogetherNeverLoseOrDuplicateARow(boolean hadoop) throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    int trials = hadoop ? TestScale.pick(4, 100) : TestScale.pick(8, 500);
+    int trials = TestScale.pick(4, hadoop ? 100 : 500);
     int rows = 6_000;
     Path input = KillLoop.writeInput(dir, rows);
     int fenced = 0;
