@@ -42,6 +42,34 @@ class HiveOptionsTest {
         "Missing option --metastore-uri");
   }
 
+  /**
+   * Iceberg's Hive catalog without a metastore URI would start a metastore inside the tool on an embedded database
+   * (the shaded jar carries none: it failed deep inside DataNucleus with "Could not find API definition for name
+   * JDO"); every command refuses it first, naming the option (the Hive configuration directory case:
+   * {@code TableOptionsTest}).
+   */
+  @Test
+  void anIcebergHiveCatalogNeedsAMetastoreUri() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("HIVE_CONF_DIR") == null
+        && System.getenv("HIVE_HOME") == null, "a Hive configuration directory may name the metastore here");
+    String[] hive = {"-C", "type=hive", "-C", "warehouse=" + dir.resolve("wh").toUri()};
+    String missing = "Missing option -C uri";
+    assertUsageError(ingest(hive), missing, "thrift://host:port");
+    assertUsageError(CliRun.of(with(hive, "status", "--table", "shop.orders")), missing);
+    assertUsageError(CliRun.of(with(hive, "verify", "--table", "shop.orders", "--source", SAMPLE, "--key",
+        "order_id")), missing);
+    assertUsageError(CliRun.of(with(hive, "maintain", "--table", "shop.orders", "--compact")), missing);
+    assertUsageError(ingest("-C", "catalog-impl=org.apache.iceberg.hive.HiveCatalog"), missing);
+    assertThat(dir.resolve("wh")).doesNotExist();
+    assertThat(dir.resolve("checkpoints")).doesNotExist();
+  }
+
+  private static String[] with(String[] options, String... args) {
+    List<String> all = new ArrayList<>(List.of(args));
+    all.addAll(List.of(options));
+    return all.toArray(String[]::new);
+  }
+
   @Test
   void metastoreUrisMustBeThriftAndAgree() {
     assertUsageError(ingest("--target", "hive", "--metastore-uri", "http://127.0.0.1:9083"),

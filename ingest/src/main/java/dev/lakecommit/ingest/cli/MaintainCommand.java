@@ -140,7 +140,7 @@ public final class MaintainCommand implements Callable<Integer> {
   }
 
   private void checkOptions(boolean expire) {
-    table.checkTableName();
+    table.checkTableAndCatalog();
     if (table.target() == TableKind.HIVE) {
       table.metastoreUri();
       if (expire || removeOrphans || rewriteManifests || orphanAge != null) {

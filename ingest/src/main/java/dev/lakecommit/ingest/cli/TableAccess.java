@@ -20,7 +20,7 @@ sealed interface TableAccess permits IcebergAccess, HiveAccess {
 
   /** The access of the table the options name. */
   static TableAccess of(TableOptions options) {
-    options.checkTableName();
+    options.checkTableAndCatalog();
     return options.target() == TableKind.HIVE ? new HiveAccess(options) : new IcebergAccess(options);
   }
 

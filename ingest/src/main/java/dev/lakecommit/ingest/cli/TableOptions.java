@@ -72,6 +72,33 @@ public final class TableOptions {
   }
 
   /**
+   * Checks the table name ({@link #checkTableName}) and that an Iceberg {@code HiveCatalog} names its metastore.
+   *
+   * @throws IllegalArgumentException naming the option and the rule
+   */
+  void checkTableAndCatalog() {
+    checkTableName();
+    checkHiveCatalogUri(System.getenv());
+  }
+
+  /**
+   * Without a metastore URI, Iceberg's {@code HiveCatalog} would start a metastore inside the tool, on an embedded
+   * database: the tool carries no such server (only its Thrift client), and a metastore of one process would not
+   * be the one other engines read. Refused unless a Hive configuration directory may name the URI.
+   */
+  void checkHiveCatalogUri(Map<String, String> environment) {
+    boolean hiveCatalog = target == TableKind.ICEBERG
+        && ("hive".equalsIgnoreCase(catalogProperties.get("type"))
+            || "org.apache.iceberg.hive.HiveCatalog".equals(catalogProperties.get("catalog-impl")));
+    boolean named = catalogProperties.containsKey("uri") || catalogProperties.containsKey(METASTORE_URIS)
+        || environment.containsKey("HIVE_CONF_DIR") || environment.containsKey("HIVE_HOME");
+    if (hiveCatalog && !named) {
+      throw new IllegalArgumentException("Missing option -C uri: Iceberg's Hive catalog needs the Hive Metastore "
+          + "to use, -C uri=thrift://host:port (the tool starts no metastore of its own)");
+    }
+  }
+
+  /**
    * Checks the table name: {@code namespace.name} with no empty part and no {@code /} ({@code t..u} and
    * {@code t.a/b} would share directories with other tables); a Hive table has exactly one database level.
    *
