@@ -26,20 +26,31 @@ class CatalogsIngestIT {
   }
 
   private void ingestAndVerify(List<String> catalog) {
-    CliRun ingest = run(catalog, "ingest", "--input", SAMPLE, "--table", "shop.orders", "--job-id", "orders",
-        "--checkpoint-every-records", "700", "--checkpoint-dir", dir.resolve("checkpoints").toString());
+    ingestAndVerify(catalog, "shop.orders");
+  }
+
+  private void ingestAndVerify(List<String> catalog, String table) {
+    CliRun ingest = run(catalog, "ingest", "--input", SAMPLE, "--table", table, "--job-id", "orders",
+        "--checkpoint-every-records", "700", "--checkpoint-dir", dir.resolve("checkpoints-" + table).toString());
     assertThat(ingest.exitCode()).as(ingest.toString()).isZero();
     assertThat(ingest.out()).contains("Committed 2,000 rows in 3 checkpoint(s) (3 commit(s)");
-    CliRun verify = run(catalog, "verify", "--source", SAMPLE, "--table", "shop.orders", "--key", "order_id");
+    CliRun verify = run(catalog, "verify", "--source", SAMPLE, "--table", table, "--key", "order_id");
     assertThat(verify.exitCode()).as(verify.toString()).isZero();
     assertThat(ingest.out() + ingest.err() + verify.out() + verify.err()).doesNotContain("pg-secret-4711");
   }
 
+  /** Also with the metastore given as Hive's own key, which the tool hands to the catalog as its {@code uri}. */
   @Test
   void hiveCatalog() {
     try (HiveMetastoreServer hms = HiveMetastoreServer.startOnDerby()) {
       ingestAndVerify(List.of("-C", "type=hive", "-C", "uri=" + hms.uri(),
           "-C", "warehouse=" + dir.resolve("warehouse").toUri()));
+      ingestAndVerify(List.of("-C", "type=hive", "-C", "hive.metastore.uris=" + hms.uri(),
+          "-C", "warehouse=" + dir.resolve("warehouse").toUri()), "shop.orders_by_hive_key");
+      // in that metastore, not in one the Hive client could have started in this JVM (the test class path has one)
+      CliRun byUri = run(List.of("-C", "type=hive", "-C", "uri=" + hms.uri()), "verify", "--source", SAMPLE,
+          "--table", "shop.orders_by_hive_key", "--key", "order_id");
+      assertThat(byUri.exitCode()).as(byUri.toString()).isZero();
     }
   }
 

@@ -78,24 +78,37 @@ public final class TableOptions {
    */
   void checkTableAndCatalog() {
     checkTableName();
-    checkHiveCatalogUri(System.getenv());
+    checkHiveCatalogUri(TableOptions::hiveSiteMetastoreUris);
+  }
+
+  /** Iceberg's Hive catalog: {@code -C type=hive} or its class as {@code -C catalog-impl}. */
+  private boolean icebergHiveCatalog() {
+    return target == TableKind.ICEBERG && ("hive".equalsIgnoreCase(catalogProperties.get("type"))
+        || "org.apache.iceberg.hive.HiveCatalog".equals(catalogProperties.get("catalog-impl")));
   }
 
   /**
    * Without a metastore URI, Iceberg's {@code HiveCatalog} would start a metastore inside the tool, on an embedded
    * database: the tool carries no such server (only its Thrift client), and a metastore of one process would not
-   * be the one other engines read. Refused unless a Hive configuration directory may name the URI.
+   * be the one other engines read. A URI is {@code -C uri}, {@code -C hive.metastore.uris} (passed on as the
+   * catalog's {@code uri}), or the one a {@code hive-site.xml} names ({@code hiveSite}: looked up only without the
+   * options).
    */
-  void checkHiveCatalogUri(Map<String, String> environment) {
-    boolean hiveCatalog = target == TableKind.ICEBERG
-        && ("hive".equalsIgnoreCase(catalogProperties.get("type"))
-            || "org.apache.iceberg.hive.HiveCatalog".equals(catalogProperties.get("catalog-impl")));
-    boolean named = catalogProperties.containsKey("uri") || catalogProperties.containsKey(METASTORE_URIS)
-        || environment.containsKey("HIVE_CONF_DIR") || environment.containsKey("HIVE_HOME");
-    if (hiveCatalog && !named) {
+  void checkHiveCatalogUri(java.util.function.Supplier<String> hiveSite) {
+    if (icebergHiveCatalog() && isBlank(catalogProperties.get("uri")) && isBlank(catalogProperties.get(METASTORE_URIS))
+        && isBlank(hiveSite.get())) {
       throw new IllegalArgumentException("Missing option -C uri: Iceberg's Hive catalog needs the Hive Metastore "
           + "to use, -C uri=thrift://host:port (the tool starts no metastore of its own)");
     }
+  }
+
+  /** {@code hive.metastore.uris} of a {@code hive-site.xml} on the class path, in HIVE_CONF_DIR or HIVE_HOME/conf. */
+  private static String hiveSiteMetastoreUris() {
+    return new org.apache.hadoop.hive.conf.HiveConf().get(METASTORE_URIS, "");
+  }
+
+  private static boolean isBlank(String value) {
+    return value == null || value.isBlank();
   }
 
   /**
@@ -123,6 +136,9 @@ public final class TableOptions {
       // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next;
       // its S3 client rides through a store outage (S3Clients) unless the properties name another client factory
       Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
+      if (icebergHiveCatalog() && isBlank(properties.get("uri")) && !isBlank(properties.get(METASTORE_URIS))) {
+        properties.put("uri", properties.get(METASTORE_URIS)); // HiveCatalog takes the metastore from uri only
+      }
       properties.putIfAbsent(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
       properties.putIfAbsent(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM);
       return new LinkedHashMap<>(dev.lakecommit.staging.S3Clients.withDefaults(properties));

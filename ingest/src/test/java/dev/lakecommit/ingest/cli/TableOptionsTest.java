@@ -1,13 +1,16 @@
 package dev.lakecommit.ingest.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNoException;
 
-import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
 class TableOptionsTest {
+  private static final Supplier<String> NO_HIVE_SITE = () -> "";
+  private static final String MISSING = "Missing option -C uri";
 
   private static TableOptions parse(String... args) {
     TableOptions options = new TableOptions();
@@ -15,18 +18,34 @@ class TableOptionsTest {
     return options;
   }
 
-  /** A Hive configuration directory may name the metastore (hive-site.xml), so the URI is not required then. */
+  /**
+   * A Hive catalog names its metastore by {@code -C uri}, by {@code -C hive.metastore.uris} (which the catalog is
+   * given as its {@code uri}: Iceberg's HiveCatalog reads no other), or by a {@code hive-site.xml}; a blank URI is
+   * none (Hive takes it for "start one here").
+   */
   @Test
-  void anIcebergHiveCatalogWithoutUriIsRefusedUnlessAHiveConfigurationMayNameIt() {
+  void anIcebergHiveCatalogNeedsAMetastoreUriFromAnOptionOrAHiveSite() {
     TableOptions hive = parse("--table", "shop.orders", "-C", "type=hive");
-    assertThatIllegalArgumentException().isThrownBy(() -> hive.checkHiveCatalogUri(Map.of()))
-        .withMessageContaining("Missing option -C uri");
-    assertThatNoException().isThrownBy(() -> hive.checkHiveCatalogUri(Map.of("HIVE_CONF_DIR", "/etc/hive/conf")));
-    assertThatNoException().isThrownBy(() -> hive.checkHiveCatalogUri(Map.of("HIVE_HOME", "/opt/hive")));
-    assertThatNoException().isThrownBy(() -> parse("--table", "shop.orders", "-C", "type=hive", "-C",
-        "hive.metastore.uris=thrift://127.0.0.1:9083").checkHiveCatalogUri(Map.of()));
+    assertThatIllegalArgumentException().isThrownBy(() -> hive.checkHiveCatalogUri(NO_HIVE_SITE))
+        .withMessageContaining(MISSING);
+    assertThatNoException().isThrownBy(() -> hive.checkHiveCatalogUri(() -> "thrift://127.0.0.1:9083"));
+    assertThatIllegalArgumentException().isThrownBy(() -> parse("--table", "shop.orders", "-C", "type=hive", "-C",
+        "uri= ").checkHiveCatalogUri(NO_HIVE_SITE)).withMessageContaining(MISSING);
+    assertThatIllegalArgumentException().isThrownBy(() -> parse("--table", "shop.orders", "-C",
+        "catalog-impl=org.apache.iceberg.hive.HiveCatalog").checkHiveCatalogUri(NO_HIVE_SITE))
+        .withMessageContaining(MISSING);
+
+    TableOptions byHiveKey = parse("--table", "shop.orders", "-C", "type=hive", "-C",
+        "hive.metastore.uris=thrift://127.0.0.1:9083");
+    assertThatNoException().isThrownBy(() -> byHiveKey.checkHiveCatalogUri(NO_HIVE_SITE));
+    assertThat(byHiveKey.catalogProperties()).containsEntry("uri", "thrift://127.0.0.1:9083");
+    assertThat(parse("--table", "shop.orders", "-C", "type=hive", "-C", "uri=thrift://a:9083", "-C",
+        "hive.metastore.uris=thrift://b:9083").catalogProperties()).containsEntry("uri", "thrift://a:9083");
+
     assertThatNoException().isThrownBy(() -> parse("--table", "shop.orders", "-C", "type=rest", "-C",
-        "uri=http://127.0.0.1:8181").checkHiveCatalogUri(Map.of()));
-    assertThatNoException().isThrownBy(() -> parse("--table", "shop.orders").checkHiveCatalogUri(Map.of()));
+        "uri=http://127.0.0.1:8181").checkHiveCatalogUri(NO_HIVE_SITE));
+    assertThatNoException().isThrownBy(() -> parse("--table", "shop.orders").checkHiveCatalogUri(NO_HIVE_SITE));
+    assertThat(parse("--table", "shop.orders", "-C", "type=jdbc", "-C", "uri=jdbc:sqlite:x.db", "-C",
+        "hive.metastore.uris=thrift://b:9083").catalogProperties()).containsEntry("uri", "jdbc:sqlite:x.db");
   }
 }
