@@ -95,10 +95,18 @@ public final class TableOptions {
    * options).
    */
   void checkHiveCatalogUri(java.util.function.Supplier<String> hiveSite) {
-    if (icebergHiveCatalog() && isBlank(catalogProperties.get("uri")) && isBlank(catalogProperties.get(METASTORE_URIS))
-        && isBlank(hiveSite.get())) {
+    if (!icebergHiveCatalog()) {
+      return;
+    }
+    String uri = catalogProperties.get("uri");
+    String fromHive = catalogProperties.get(METASTORE_URIS);
+    if (!isBlank(uri) && !isBlank(fromHive)) {
+      checkSame(uri, "-C " + METASTORE_URIS, fromHive);
+    }
+    if (isBlank(uri) && isBlank(fromHive) && isBlank(hiveSite.get())) {
       throw new IllegalArgumentException("Missing option -C uri: Iceberg's Hive catalog needs the Hive Metastore "
-          + "to use, -C uri=thrift://host:port (the tool starts no metastore of its own)");
+          + "to use: -C uri=thrift://host:port (or -C " + METASTORE_URIS + "=..., or a hive-site.xml that names it); "
+          + "the tool starts no metastore of its own");
     }
   }
 
@@ -136,8 +144,12 @@ public final class TableOptions {
       // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next;
       // its S3 client rides through a store outage (S3Clients) unless the properties name another client factory
       Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
-      if (icebergHiveCatalog() && isBlank(properties.get("uri")) && !isBlank(properties.get(METASTORE_URIS))) {
-        properties.put("uri", properties.get(METASTORE_URIS)); // HiveCatalog takes the metastore from uri only
+      if (icebergHiveCatalog() && isBlank(properties.get("uri"))) {
+        // HiveCatalog takes the metastore from uri only, and a blank one would override a hive-site.xml's
+        properties.remove("uri");
+        if (!isBlank(properties.get(METASTORE_URIS))) {
+          properties.put("uri", properties.get(METASTORE_URIS));
+        }
       }
       properties.putIfAbsent(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
       properties.putIfAbsent(LOCAL_FILE_SYSTEM_KEY, LOCAL_FILE_SYSTEM);
