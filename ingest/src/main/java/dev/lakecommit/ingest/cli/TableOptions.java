@@ -95,19 +95,26 @@ public final class TableOptions {
    * options).
    */
   void checkHiveCatalogUri(java.util.function.Supplier<String> hiveSite) {
-    if (!icebergHiveCatalog()) {
-      return;
+    if (icebergHiveCatalog() && givenMetastoreUri() == null && isBlank(hiveSite.get())) {
+      throw new IllegalArgumentException("Missing option -C uri: Iceberg's Hive catalog needs the Hive Metastore "
+          + "to use: -C uri=thrift://host:port (or -C " + METASTORE_URIS + "=..., or a hive-site.xml that names it); "
+          + "the tool starts no metastore of its own");
     }
+  }
+
+  /**
+   * The metastore URI of {@code -C uri} or {@code -C hive.metastore.uris}, or null if neither is given (a blank one
+   * is none: Hive takes it for "start one here").
+   *
+   * @throws IllegalArgumentException if both are given and differ
+   */
+  private String givenMetastoreUri() {
     String uri = catalogProperties.get("uri");
     String fromHive = catalogProperties.get(METASTORE_URIS);
     if (!isBlank(uri) && !isBlank(fromHive)) {
       checkSame(uri, "-C " + METASTORE_URIS, fromHive);
     }
-    if (isBlank(uri) && isBlank(fromHive) && isBlank(hiveSite.get())) {
-      throw new IllegalArgumentException("Missing option -C uri: Iceberg's Hive catalog needs the Hive Metastore "
-          + "to use: -C uri=thrift://host:port (or -C " + METASTORE_URIS + "=..., or a hive-site.xml that names it); "
-          + "the tool starts no metastore of its own");
-    }
+    return !isBlank(uri) ? uri : isBlank(fromHive) ? null : fromHive;
   }
 
   /** {@code hive.metastore.uris} of a {@code hive-site.xml} on the class path, in HIVE_CONF_DIR or HIVE_HOME/conf. */
@@ -144,11 +151,12 @@ public final class TableOptions {
       // S3FileIO's upload buffers go to a directory of this process: what a killed run leaves is found by the next;
       // its S3 client rides through a store outage (S3Clients) unless the properties name another client factory
       Map<String, String> properties = new LinkedHashMap<>(catalogProperties);
-      if (icebergHiveCatalog() && isBlank(properties.get("uri"))) {
+      if (icebergHiveCatalog()) {
         // HiveCatalog takes the metastore from uri only, and a blank one would override a hive-site.xml's
+        String given = givenMetastoreUri();
         properties.remove("uri");
-        if (!isBlank(properties.get(METASTORE_URIS))) {
-          properties.put("uri", properties.get(METASTORE_URIS));
+        if (given != null) {
+          properties.put("uri", given);
         }
       }
       properties.putIfAbsent(S3Staging.PROPERTY, S3Staging.ofThisProcess().toString());
