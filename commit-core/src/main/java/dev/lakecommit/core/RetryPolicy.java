@@ -64,6 +64,11 @@ public final class RetryPolicy {
     return maxAttempts;
   }
 
+  /** How long the attempts of one call may take in all. */
+  public Duration totalTimeout() {
+    return totalTimeout;
+  }
+
   /**
    * Runs an attempt until it returns, retrying what it throws if the policy's {@code retryOn} accepts it.
    *
@@ -138,8 +143,8 @@ public final class RetryPolicy {
     Duration base = backoff(attemptNo);
     double factor = 1.0 + jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
     Duration delay = Duration.ofNanos((long) (base.toNanos() * factor));
-    LOG.warn("Retrying {} after attempt {} of {} failed, in {} ms: {}", what, attemptNo, maxAttempts,
-        delay.toMillis(), cause.toString());
+    LOG.warn("Retrying {} after attempt {}{} failed, in {} ms: {}", what, attemptNo,
+        maxAttempts == Integer.MAX_VALUE ? "" : " of " + maxAttempts, delay.toMillis(), cause.toString());
     listener.onRetry(what, attemptNo, delay, cause);
     sleeper.sleep(delay);
   }

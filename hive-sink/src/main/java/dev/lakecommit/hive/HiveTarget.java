@@ -159,7 +159,7 @@ final class HiveTarget implements CommitTarget {
     }
     changed.getParameters().put(RunEpoch.key(jobId), claimed.value());
     changed.getParameters().putIfAbsent(TableParameters.TABLE_ID_KEY, UUID.randomUUID().toString());
-    TableParameters.swap(context.client(), read, changed);
+    TableParameters.swap(context.client(), context.table().fencing(), read, changed);
     return claimed;
   }
 

@@ -16,7 +16,7 @@ import org.apache.thrift.TException;
 /**
  * The table and partition parameters Lakecommit reads and writes, and the one way it alters a table: a
  * compare-and-swap on {@value #VERSION_KEY}, checked by the metastore inside its own transaction
- * ({@code expected_parameter_key}, Hive 2.3.10+). {@code alter_table} replaces all parameters, so every table
+ * ({@code expected_parameter_key}, Hive 2.3.10 and 4.x) or under its table lock ({@link TableFencing}). {@code alter_table} replaces all parameters, so every table
  * change of the sink is such a swap: a racing committer's change is never overwritten by a stale copy.
  */
 final class TableParameters {
@@ -34,11 +34,18 @@ final class TableParameters {
   static final String NUM_ROWS = "numRows";
   static final String TOTAL_SIZE = "totalSize";
   static final String RAW_DATA_SIZE = "rawDataSize";
+  /**
+   * Hive 4 counts erasure-coded files among the basic statistics and takes statistics without the count for
+   * inaccurate (it dropped {@value #STATS_ACCURATE} from every partition the sink added); the sink writes none.
+   */
+  static final String NUM_ERASURE_CODED_FILES = "numFilesErasureCoded";
   static final String STATS_ACCURATE = "COLUMN_STATS_ACCURATE";
   static final String BASIC_STATS_ACCURATE = "{\"BASIC_STATS\":\"true\"}";
   /** Environment-context flag: the metastore must keep the statistics the sink wrote (and not list files). */
   static final String DO_NOT_UPDATE_STATS = "DO_NOT_UPDATE_STATS";
   private static final String DDL_TIME = hive_metastoreConstants.DDL_TIME;
+  /** How the metastore's message for a stale {@code expected_parameter_value} starts. */
+  static final String CONCURRENT_CHANGE = "The table has been modified";
 
   private TableParameters() {}
 
@@ -81,6 +88,7 @@ final class TableParameters {
     parameters.put(NUM_FILES, Long.toString(stats.files()));
     parameters.put(NUM_ROWS, Long.toString(stats.rows()));
     parameters.put(TOTAL_SIZE, Long.toString(stats.bytes()));
+    parameters.put(NUM_ERASURE_CODED_FILES, "0");
     parameters.remove(RAW_DATA_SIZE);
     parameters.put(STATS_ACCURATE, BASIC_STATS_ACCURATE);
   }
@@ -103,6 +111,7 @@ final class TableParameters {
     parameters.put(NUM_ROWS, Long.toString(sum.rows()));
     parameters.put(TOTAL_SIZE, Long.toString(sum.bytes()));
     if (accurate) {
+      parameters.putIfAbsent(NUM_ERASURE_CODED_FILES, "0");
       parameters.put(STATS_ACCURATE, BASIC_STATS_ACCURATE);
     } else {
       parameters.remove(STATS_ACCURATE);
@@ -130,17 +139,21 @@ final class TableParameters {
   /**
    * Replaces the table with {@code changed} if nobody changed the table since {@code read} was read (compared by
    * {@value #VERSION_KEY}, or by {@code transient_lastDdlTime} before the sink's first change), and increments
-   * the counter.
+   * the counter: checked by the metastore, or under its table lock where it does not check ({@link TableFencing}).
    *
    * @throws ConflictException if the table changed meanwhile
    */
-  static void swap(IMetaStoreClient client, Table read, Table changed) throws TException, ConflictException {
+  static void swap(IMetaStoreClient client, TableFencing fencing, Table read, Table changed)
+      throws TException, ConflictException {
     Map<String, String> params = changed.getParameters();
     EnvironmentContext context = keepStats();
     Optional<Long> version = version(read);
+    String expectedKey;
+    String expectedValue;
     if (version.isPresent()) {
       params.put(VERSION_KEY, Long.toString(version.get() + 1));
-      expect(context, VERSION_KEY, Long.toString(version.get()));
+      expectedKey = VERSION_KEY;
+      expectedValue = Long.toString(version.get());
     } else {
       // The first change of the sink: compare by the DDL time every table has, and start the counter.
       String ddlTime = read.getParameters() == null ? null : read.getParameters().get(DDL_TIME);
@@ -150,14 +163,31 @@ final class TableParameters {
       }
       params.put(VERSION_KEY, "1");
       params.put(DDL_TIME, Long.toString(Math.max(Long.parseLong(ddlTime) + 1, System.currentTimeMillis() / 1000)));
-      expect(context, DDL_TIME, ddlTime);
+      expectedKey = DDL_TIME;
+      expectedValue = ddlTime;
     }
+    String name = read.getDbName() + "." + read.getTableName();
+    if (fencing == TableFencing.TABLE_LOCK) {
+      long lock = TableFencing.lock(client, read.getDbName(), read.getTableName());
+      try {
+        Table current = client.getTable(read.getDbName(), read.getTableName());
+        String held = current.getParameters() == null ? null : current.getParameters().get(expectedKey);
+        if (!expectedValue.equals(held)) {
+          throw new ConflictException("Table " + name + " changed while committing: " + expectedKey + " is " + held
+              + ", expected " + expectedValue + " (checked under the metastore's table lock)", null);
+        }
+        client.alter_table_with_environmentContext(read.getDbName(), read.getTableName(), changed, context);
+      } finally {
+        TableFencing.unlockQuietly(client, lock);
+      }
+      return;
+    }
+    expect(context, expectedKey, expectedValue);
     try {
       client.alter_table_with_environmentContext(read.getDbName(), read.getTableName(), changed, context);
     } catch (MetaException e) {
-      if (e.getMessage() != null && e.getMessage().startsWith("The table has been modified")) {
-        throw new ConflictException("Table " + read.getDbName() + "." + read.getTableName()
-            + " changed while committing: " + e.getMessage(), e);
+      if (e.getMessage() != null && e.getMessage().startsWith(CONCURRENT_CHANGE)) {
+        throw new ConflictException("Table " + name + " changed while committing: " + e.getMessage(), e);
       }
       throw e;
     }

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.TableType;
 import org.apache.hadoop.hive.metastore.api.AlreadyExistsException;
@@ -55,7 +56,9 @@ final class TableSetup {
     if (config.addNewColumns) {
       table = addNewColumns(client, table, config);
     }
-    return check(table, config);
+    TableFencing fencing = TableFencing.probe(client, table.getDbName(), table.getTableName(),
+        config.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname));
+    return check(table, config, fencing);
   }
 
   /**
@@ -193,12 +196,17 @@ final class TableSetup {
     table.setParameters(parameters);
     try {
       client.createTable(table);
-      LOG.info("Created {} table {} at {} partitioned by {}", table.getTableType(), config.table(),
-          config.location == null ? "the database's location" : config.location, config.partitionBy);
     } catch (AlreadyExistsException raced) {
       LOG.info("Table {} was created by another writer meanwhile", config.table());
+      return client.getTable(config.database, config.tableName);
     }
-    return client.getTable(config.database, config.tableName);
+    // As the metastore made it: Hive 4 turns a managed table it cannot manage (not transactional) into an external
+    // one (TRANSLATED_TO_EXTERNAL).
+    Table created = client.getTable(config.database, config.tableName);
+    LOG.info("Created {} table {} at {} partitioned by {}{}", created.getTableType(), config.table(),
+        created.getSd().getLocation(), config.partitionBy, created.getTableType().equals(table.getTableType()) ? ""
+            : " (asked for a " + table.getTableType() + "; the metastore made it " + created.getTableType() + ")");
+    return created;
   }
 
   private static String hiveType(Types.NestedField field, HiveSinkConfig config) {
@@ -211,7 +219,7 @@ final class TableSetup {
   }
 
   /** The table as the sink will write it, or an exception naming the table and what does not fit. */
-  static HiveTable check(Table table, HiveSinkConfig config) {
+  static HiveTable check(Table table, HiveSinkConfig config, TableFencing fencing) {
     String name = table.getDbName() + "." + table.getTableName();
     checkStorage(table, name);
     List<String> partitionColumns = new ArrayList<>();
@@ -236,7 +244,7 @@ final class TableSetup {
         config.codec);
     return new HiveTable(table.getDbName(), table.getTableName(),
         HivePaths.baseLocation(new Path(table.getSd().getLocation())), partitionColumns, staged, spec.build(),
-        format);
+        format, fencing);
   }
 
   private static void checkStorage(Table table, String name) {

@@ -29,12 +29,12 @@ final class TableSetup {
   /**
    * The catalog of the configured properties; its S3FileIO, if it uses one, retries with {@link S3Clients} (unless
    * the properties name another {@code s3.client-factory-impl}), so a store outage is ridden through. A Hadoop
-   * catalog is a {@link GuardedHadoopCatalog}, which never forks a table whose old metadata files are deleted.
+   * catalog is a {@link GuardedHadoopCatalog}, which never forks a table whose old metadata files are deleted
+   * ({@link CatalogLoader}).
    */
   static Catalog loadCatalog(IcebergSinkConfig config) {
     try {
-      return CatalogUtil.buildIcebergCatalog(config.catalogName,
-          GuardedHadoopCatalog.substitute(S3Clients.withDefaults(config.catalogProperties)),
+      return CatalogLoader.load(config.catalogName, config.catalogProperties,
           HadoopConfs.from(config.catalogProperties));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException(String.format("Cannot load catalog '%s' (type=%s): %s",

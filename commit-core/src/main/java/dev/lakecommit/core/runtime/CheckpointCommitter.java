@@ -457,7 +457,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
     }
     if (outcome instanceof CommitOutcome.Retryable r && !unknown) {
       return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
-          + job.commitRetry.maxAttempts() + " attempts: " + r.cause().getMessage() + ". The checkpoint is durable in "
+          + attempts + " attempts in at most " + job.commitRetry.totalTimeout().toSeconds() + " s: " + r.cause().getMessage() + ". The checkpoint is durable in "
           + job.store.location() + "; run the job again to retry the commit.", r.cause());
     }
     Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause()

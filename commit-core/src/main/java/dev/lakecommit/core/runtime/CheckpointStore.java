@@ -206,12 +206,20 @@ public final class CheckpointStore {
   /**
    * Reads one stored checkpoint and checks that it belongs to the job.
    *
-   * @throws CorruptCheckpointException if the file fails its checksum or is of another job; names the file
+   * @throws CorruptCheckpointException if the file fails its checksum or holds another checkpoint than its name;
+   *     names the file
+   * @throws JobFailedException if the file is a checkpoint of another job: the location is that job's
    */
   public CheckpointRecord load(JobId jobId, Stored stored) throws IOException {
     String file = blobs.location() + "/" + stored.name();
     CheckpointRecord record = CheckpointFormat.decode(file, blobs.read(stored.name()));
-    if (!record.jobId().equals(jobId) || record.checkpointId() != stored.checkpointId()) {
+    if (!record.jobId().equals(jobId)) {
+      throw new JobFailedException("The checkpoint location " + blobs.location() + " belongs to job "
+          + record.jobId() + " (" + stored.name() + " is its checkpoint " + record.checkpointId() + "), not to job "
+          + jobId + ": give each job a checkpoint location of its own (--checkpoint-dir), or run job "
+          + record.jobId() + " to resume it");
+    }
+    if (record.checkpointId() != stored.checkpointId()) {
       throw new CorruptCheckpointException(
           file, "holds checkpoint " + record.checkpointId() + " of job " + record.jobId() + ", expected job " + jobId);
     }

@@ -100,8 +100,9 @@ class CheckpointStoreTest {
     CheckpointStore store = new CheckpointStore(new LocalBlobStore(dir));
     store.persist(record(1));
     assertThatThrownBy(() -> store.load(JobId.of("other"), 1))
-        .isInstanceOf(CorruptCheckpointException.class)
-        .hasMessageContaining("of job job-1, expected job other");
+        .isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("belongs to job job-1")
+        .hasMessageContaining("is its checkpoint 1), not to job other");
   }
 
   @Test

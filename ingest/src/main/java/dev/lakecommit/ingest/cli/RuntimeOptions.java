@@ -27,15 +27,17 @@ public final class RuntimeOptions {
           + "command resumes (default: 10m).")
   Duration stallTimeout;
 
-  @Option(names = "--commit-retries", paramLabel = "N", defaultValue = "8",
-      description = "Attempts of one checkpoint's commit on conflicts, catalog outages and unknown outcomes "
-          + "(default: ${DEFAULT-VALUE}).")
-  int commitAttempts;
+  @Option(names = "--commit-retries", paramLabel = "N",
+      description = "Attempts of one checkpoint's commit on conflicts, catalog and metastore outages and unknown "
+          + "outcomes (default: no limit of its own: --commit-retry-timeout bounds them, so an outage is ridden "
+          + "through by time).")
+  Integer commitAttempts;
 
   @Option(names = "--commit-retry-timeout", paramLabel = "DURATION", defaultValue = "PT5M",
       converter = DurationConverter.class,
-      description = "Longest time spent on one checkpoint's commit with its retries; backoff doubles from 100ms "
-          + "to at most 10s with 20%% jitter (default: 5m).")
+      description = "Longest time spent on one checkpoint's commit with its retries: a catalog or metastore outage "
+          + "(a restart) this long is ridden through; backoff doubles from 100ms to at most 10s with 20%% jitter "
+          + "(default: 5m).")
   Duration commitRetryTimeout;
 
   @Option(names = "--max-uncommitted-checkpoints", paramLabel = "N", defaultValue = "0",
@@ -61,14 +63,15 @@ public final class RuntimeOptions {
     check();
     return job.stallTimeout(stallTimeout)
         .maxUncommittedCheckpoints(maxUncommittedCheckpoints)
-        .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts).totalTimeout(commitRetryTimeout).build())
+        .commitRetry(RetryPolicy.builder().maxAttempts(commitAttempts == null ? Integer.MAX_VALUE : commitAttempts)
+            .totalTimeout(commitRetryTimeout).build())
         .endpoints(endpoints(properties))
         .errorProbe(StorageErrors::last);
   }
 
   /** Fails on option values out of range, naming the option. */
   void check() {
-    if (commitAttempts < 1) {
+    if (commitAttempts != null && commitAttempts < 1) {
       throw new IllegalArgumentException("Invalid option --commit-retries: " + commitAttempts + " (must be >= 1)");
     }
     if (maxUncommittedCheckpoints < 0) {

@@ -262,7 +262,7 @@ public final class TableOptions {
       return java.util.Optional.empty();
     }
     org.apache.iceberg.catalog.Catalog catalog =
-        org.apache.iceberg.CatalogUtil.buildIcebergCatalog(catalogName, catalogProperties(), hadoopConf());
+        dev.lakecommit.iceberg.CatalogLoader.load(catalogName, catalogProperties(), hadoopConf());
     try {
       return java.util.Optional.of(catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(table)));
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {

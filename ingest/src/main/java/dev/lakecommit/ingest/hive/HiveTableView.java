@@ -1,6 +1,7 @@
 package dev.lakecommit.ingest.hive;
 
 import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.hive.CompatibleMetaStoreClient;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -12,9 +13,7 @@ import java.util.NoSuchElementException;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.hive.conf.HiveConf;
-import org.apache.hadoop.hive.metastore.HiveMetaStoreClient;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
-import org.apache.hadoop.hive.metastore.RetryingMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.FieldSchema;
 import org.apache.hadoop.hive.metastore.api.NoSuchObjectException;
 import org.apache.hadoop.hive.metastore.api.Partition;
@@ -68,7 +67,7 @@ public final class HiveTableView implements AutoCloseable {
     hiveConf.set(HiveConf.ConfVars.METASTOREURIS.varname, metastoreUri);
     IMetaStoreClient client;
     try {
-      client = RetryingMetaStoreClient.getProxy(hiveConf, null, HiveMetaStoreClient.class.getName());
+      client = CompatibleMetaStoreClient.open(hiveConf);
     } catch (TException | RuntimeException e) {
       throw new IllegalStateException("Cannot connect to the Hive Metastore " + metastoreUri + ": "
           + e.getMessage(), e);
