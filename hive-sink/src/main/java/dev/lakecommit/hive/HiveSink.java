@@ -64,7 +64,7 @@ public final class HiveSink<IN>
         SupportsTarget {
 
   private final HiveSinkConfig config;
-  private final HiveTable table;
+  private HiveTable table;   // replaced only by the test-only fencing(..)
   private final StagingLayout layout;
   private final Function<Schema, InputConverter<IN>> converters;
   private boolean idempotencyCheck = true;
@@ -113,6 +113,11 @@ public final class HiveSink<IN>
     return new HiveSink<>(config, table, Objects.requireNonNull(converterForSchema, "converterForSchema"));
   }
 
+  /** What the sink knows of its table (tests). */
+  HiveTable table() {
+    return table;
+  }
+
   /** The schema records are staged with: the table's columns and its partition columns. */
   public Schema schema() {
     return table.stagedSchema();
@@ -125,6 +130,15 @@ public final class HiveSink<IN>
 
   public StagingLayout layout() {
     return layout;
+  }
+
+  /**
+   * Test-only: fence runs with {@code fencing} whatever the metastore's probe found ({@link TableFencing}), to show
+   * what trusting a compare-and-swap the metastore ignores does.
+   */
+  HiveSink<IN> fencing(TableFencing fencing) {
+    this.table = table.withFencing(fencing);
+    return this;
   }
 
   /** Test-only: commit without the idempotency checks, to show that the crash and race suites catch it. */

@@ -35,6 +35,11 @@ record HiveTable(
     Objects.requireNonNull(fencing, "fencing");
   }
 
+  /** The same table, fenced another way (test-only). */
+  HiveTable withFencing(TableFencing other) {
+    return new HiveTable(database, name, baseLocation, partitionColumns, stagedSchema, spec, fileFormat, other);
+  }
+
   boolean isPartitioned() {
     return !partitionColumns.isEmpty();
   }

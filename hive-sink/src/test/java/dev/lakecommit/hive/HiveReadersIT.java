@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.hive.testing.HiveMetastoreServer;
+import dev.lakecommit.hive.testing.HiveReader;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.time.LocalDate;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TimeZone;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -26,27 +26,11 @@ import org.apache.hadoop.hive.common.type.HiveDecimal;
 import org.apache.hadoop.hive.metastore.api.FieldSchema;
 import org.apache.hadoop.hive.metastore.api.Partition;
 import org.apache.hadoop.hive.metastore.api.Table;
-import org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat;
-import org.apache.hadoop.hive.ql.io.parquet.read.DataWritableReadSupport;
-import org.apache.hadoop.hive.ql.io.parquet.read.ParquetRecordReaderWrapper;
-import org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe;
-import org.apache.hadoop.hive.serde.serdeConstants;
-import org.apache.hadoop.hive.serde2.ColumnProjectionUtils;
-import org.apache.hadoop.hive.serde2.objectinspector.ObjectInspectorUtils;
-import org.apache.hadoop.hive.serde2.objectinspector.StructObjectInspector;
-import org.apache.hadoop.io.ArrayWritable;
-import org.apache.hadoop.io.NullWritable;
-import org.apache.hadoop.mapred.FileInputFormat;
-import org.apache.hadoop.mapred.InputSplit;
-import org.apache.hadoop.mapred.JobConf;
-import org.apache.hadoop.mapred.RecordReader;
-import org.apache.hadoop.mapred.Reporter;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Types;
 import org.apache.parquet.hadoop.ParquetFileReader;
-import org.apache.parquet.hadoop.ParquetInputFormat;
 import org.apache.parquet.hadoop.metadata.ParquetMetadata;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
 import org.apache.parquet.schema.MessageType;
@@ -350,52 +334,9 @@ class HiveReadersIT {
     return row;
   }
 
-  /**
-   * Every row of the table as Hive's reader gives it, as standard Java objects: the table's columns as the
-   * metastore describes them, then the partition's values.
-   */
+  /** The table as Hive 2.3's reader reads it ({@link HiveReader}). */
   private List<List<Object>> readAsHive(String table) throws Exception {
-    Table t = fixture.client().getTable(HiveFixture.DB, table);
-    List<FieldSchema> columns = t.getSd().getCols();
-    Properties props = new Properties();
-    props.setProperty(serdeConstants.LIST_COLUMNS, String.join(",", columns.stream().map(FieldSchema::getName).toList()));
-    props.setProperty(serdeConstants.LIST_COLUMN_TYPES,
-        String.join(":", columns.stream().map(FieldSchema::getType).toList()));
-    JobConf job = new JobConf(fixture.conf());
-    props.forEach((k, v) -> job.set((String) k, (String) v));
-    ColumnProjectionUtils.setReadAllColumns(job);
-    ParquetHiveSerDe serde = new ParquetHiveSerDe();
-    serde.initialize(job, props);
-    StructObjectInspector inspector = (StructObjectInspector) serde.getObjectInspector();
-
-    List<List<Object>> rows = new ArrayList<>();
-    List<String> names = fixture.client().listPartitionNames(HiveFixture.DB, table, (short) -1);
-    for (Partition partition : fixture.client().getPartitionsByNames(HiveFixture.DB, table, names)) {
-      JobConf partJob = new JobConf(job);
-      FileInputFormat.setInputPaths(partJob, new Path(partition.getSd().getLocation()));
-      MapredParquetInputFormat format = new MapredParquetInputFormat();
-      for (InputSplit split : format.getSplits(partJob, 1)) {
-        // What format.getRecordReader returns for a non-vectorized read (its check for vectorization loads Hive's
-        // query-plan utilities, which need --add-opens on Java 17; the reader itself does not).
-        RecordReader<NullWritable, ArrayWritable> reader = new ParquetRecordReaderWrapper(
-            new ParquetInputFormat<>(DataWritableReadSupport.class), split, partJob, Reporter.NULL);
-        try {
-          NullWritable key = reader.createKey();
-          ArrayWritable value = reader.createValue();
-          while (reader.next(key, value)) {
-            Object row = serde.deserialize(value);
-            @SuppressWarnings("unchecked")
-            List<Object> javaRow = new ArrayList<>((List<Object>) ObjectInspectorUtils.copyToStandardJavaObject(
-                row, inspector));
-            javaRow.addAll(partition.getValues());
-            rows.add(javaRow);
-          }
-        } finally {
-          reader.close();
-        }
-      }
-    }
-    return rows;
+    return HiveReader.read(fixture.client(), fixture.conf(), HiveFixture.DB, table);
   }
 
   private List<FileStatus> dataFiles(String table) throws Exception {

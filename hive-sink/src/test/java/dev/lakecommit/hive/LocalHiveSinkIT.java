@@ -269,7 +269,7 @@ class LocalHiveSinkIT extends HiveSinkSuite {
     }
   }
 
-  /** A Parquet table made by someone else: no Lakecommit parameters; the first commit starts its counter. */
+  /** A Parquet table made by someone else: no Lakecommit parameters; the sink's first swap starts its counter. */
   @Test
   void writesATableItDidNotCreate() throws Exception {
     String table = HiveFixture.newTable("foreign");
@@ -291,7 +291,7 @@ class LocalHiveSinkIT extends HiveSinkSuite {
       assertThat(committer.lastCommittedCheckpoint(JobId.of("foreign"))).hasValue(2);
     }
     assertThat(fixture.client().getTable(HiveFixture.DB, table).getParameters())
-        .containsEntry(TableParameters.VERSION_KEY, "2")
+        .containsEntry(TableParameters.VERSION_KEY, "3")   // the fencing probe's swap, then one per commit
         .containsEntry("lakecommit.committed.foreign", "2")
         .containsEntry("EXTERNAL", "TRUE");
     TableContents contents = fixture.contents(table);

@@ -32,6 +32,23 @@ class InputIdentityCliTest {
         dir.resolve("wh").toString(), "--key", "id", "--json");
   }
 
+  /** A second input's job pointed at the first job's checkpoint location is told whose it is, not "corrupt". */
+  @Test
+  void aCheckpointLocationOfAnotherJobIsNamedAsSuch() throws Exception {
+    Path a = write(dir.resolve("in/a.jsonl"), 1, 1000);
+    Path b = write(dir.resolve("in/b.jsonl"), 1001, 2000);
+    String checkpoints = dir.resolve("checkpoints").toString();
+    CliRun first = CliRun.of(ingest(a.toString(), "--job-id", "job-a", "--checkpoint-dir", checkpoints));
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+
+    CliRun second = CliRun.of(ingest(b.toString(), "--job-id", "job-b", "--checkpoint-dir", checkpoints));
+    assertThat(second.exitCode()).as(second.toString()).isNotZero();
+    assertThat(second.err()).contains("The checkpoint location " + checkpoints, "belongs to job job-a",
+        "not to job job-b", "give each job a checkpoint location of its own").doesNotContain("corrupt");
+    CliRun untouched = verify(a);
+    assertThat(untouched.out()).contains("\"tableRows\" : 1000").contains("\"duplicateKeys\" : 0");
+  }
+
   /** Was: {@code in/a.jsonl}, {@code ./in/a.jsonl} and {@code /abs/in/a.jsonl} were three jobs, every row thrice. */
   @Test
   void threeSpellingsOfOneInputAreOneJob() throws Exception {
