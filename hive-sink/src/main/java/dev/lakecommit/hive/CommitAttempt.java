@@ -412,7 +412,7 @@ final class CommitAttempt {
       changed.getSd().setLocation(target.dir.toString());
       changed.getParameters().put(TableParameters.REPLACED_LOCATION_KEY, current.toString());
       TableParameters.setExactStats(changed.getParameters(), target.stats);
-      TableParameters.swap(context.client(), context.table().fencing(), read, changed);
+      TableParameters.swap(context.client(), context.fencing().of(context.client()), read, changed);
       target.replaced = current;
     }
     context.hook().reached(CommitHook.STATS_UPDATED, id);
@@ -458,7 +458,7 @@ final class CommitAttempt {
     TableParameters.setCommitted(changed.getParameters(), id);
     changed.getParameters().putAll(properties);
     swapping = true;
-    TableParameters.swap(context.client(), context.table().fencing(), read, changed);
+    TableParameters.swap(context.client(), context.fencing().of(context.client()), read, changed);
     swapping = false;
     return OptionalLong.empty();
   }

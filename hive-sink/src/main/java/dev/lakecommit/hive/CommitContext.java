@@ -17,6 +17,7 @@ import org.apache.hadoop.hive.metastore.IMetaStoreClient;
  * @param defaultPartitionName the partition value of null and empty values
  * @param conflicts conflicts seen (a racing committer changed the table or added a partition first)
  * @param intents where commits write their intents before the first move; null when test-only disabled
+ * @param fencing how the sink's table changes stay compare-and-swaps on this metastore (probed once per sink)
  */
 record CommitContext(
     IMetaStoreClient client,
@@ -29,11 +30,12 @@ record CommitContext(
     int batchSize,
     String defaultPartitionName,
     AtomicInteger conflicts,
-    CommitIntents intents) {
+    CommitIntents intents,
+    TableFencing.Probed fencing) {
 
   /** The same, applying commits in {@code writeMode} (a later run finishes an intent in the mode it was made). */
   CommitContext withMode(WriteMode writeMode) {
     return new CommitContext(client, table, writeMode, storage, hook, idempotencyCheck, successFiles, batchSize,
-        defaultPartitionName, conflicts, intents);
+        defaultPartitionName, conflicts, intents, fencing);
   }
 }

@@ -64,7 +64,8 @@ public final class HiveSink<IN>
         SupportsTarget {
 
   private final HiveSinkConfig config;
-  private HiveTable table;   // replaced only by the test-only fencing(..)
+  private final HiveTable table;
+  private final TableFencing.Probed fencing;
   private final StagingLayout layout;
   private final Function<Schema, InputConverter<IN>> converters;
   private boolean idempotencyCheck = true;
@@ -75,6 +76,8 @@ public final class HiveSink<IN>
   private HiveSink(HiveSinkConfig config, HiveTable table, Function<Schema, InputConverter<IN>> converters) {
     this.config = config;
     this.table = table;
+    this.fencing = new TableFencing.Probed(table.database(), table.name(),
+        () -> config.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname));
     // On S3 a staged file is an upload completed at commit (PendingUploads): no bytes are copied then.
     this.layout = PendingUploads.applies(table.baseLocation(), config.mode, config.hadoopConf())
         ? StagingLayout.under(PendingUploads.stagingRoot(table.baseLocation()).toString())
@@ -137,8 +140,13 @@ public final class HiveSink<IN>
    * what trusting a compare-and-swap the metastore ignores does.
    */
   HiveSink<IN> fencing(TableFencing fencing) {
-    this.table = table.withFencing(fencing);
+    this.fencing.force(fencing);
     return this;
+  }
+
+  /** The fencing the sink's first table change found (tests); empty before it. */
+  java.util.Optional<TableFencing> fencing() {
+    return fencing.found();
   }
 
   /** Test-only: commit without the idempotency checks, to show that the crash and race suites catch it. */
@@ -225,6 +233,7 @@ public final class HiveSink<IN>
   @Override
   public SinkAggregatedCommitter<StagingManifest, HiveCommittable> createAggregatedCommitter() throws IOException {
     CommitContext context = openContext();
+    probeFencing(context);
     return new HiveAggregatedCommitter(context, layout, intents(context.storage()));
   }
 
@@ -243,6 +252,23 @@ public final class HiveSink<IN>
     return new HiveMaintenance(config, table);
   }
 
+  /** Asks the metastore how to fence (once per sink), before a committer's first attempt reads the table. */
+  private void probeFencing(CommitContext context) throws IOException {
+    try {
+      fencing.of(context.client());
+    } catch (TException | RuntimeException e) {
+      try {
+        context.client().close();
+      } finally {
+        context.storage().close();
+      }
+      if (e instanceof RuntimeException refused) {
+        throw refused;
+      }
+      throw new IOException("Cannot ask the metastore of table " + table + " how to fence runs: " + e.getMessage(), e);
+    }
+  }
+
   /** A new metastore client and table storage, and the settings every commit attempt shares. */
   private CommitContext openContext() throws IOException {
     HiveConf conf = config.hiveConf();
@@ -258,7 +284,7 @@ public final class HiveSink<IN>
     String defaultPartition = conf.getVar(HiveConf.ConfVars.DEFAULTPARTITIONNAME);
     return new CommitContext(client, table, config.mode, storage, hook, idempotencyCheck, config.successFiles,
         config.partitionBatchSize, defaultPartition, new AtomicInteger(),
-        commitIntents ? intents(storage) : null);
+        commitIntents ? intents(storage) : null, fencing);
   }
 
   private CommitIntents intents(TableStorage storage) {

@@ -18,11 +18,10 @@ import org.apache.iceberg.Schema;
  * @param stagedSchema the schema of staged files: the table's columns and its partition columns
  * @param spec identity partitions on {@code partitionColumns}, bound to {@code stagedSchema}
  * @param fileFormat how data files are written (codec, timestamps), from the table's parameters
- * @param fencing how the metastore keeps the sink's table changes a compare-and-swap
  */
 record HiveTable(
     String database, String name, Path baseLocation, List<String> partitionColumns, Schema stagedSchema,
-    PartitionSpec spec, HiveFileFormat fileFormat, TableFencing fencing) {
+    PartitionSpec spec, HiveFileFormat fileFormat) {
 
   HiveTable {
     Objects.requireNonNull(database, "database");
@@ -32,12 +31,6 @@ record HiveTable(
     Objects.requireNonNull(stagedSchema, "stagedSchema");
     Objects.requireNonNull(spec, "spec");
     Objects.requireNonNull(fileFormat, "fileFormat");
-    Objects.requireNonNull(fencing, "fencing");
-  }
-
-  /** The same table, fenced another way (test-only). */
-  HiveTable withFencing(TableFencing other) {
-    return new HiveTable(database, name, baseLocation, partitionColumns, stagedSchema, spec, fileFormat, other);
   }
 
   boolean isPartitioned() {

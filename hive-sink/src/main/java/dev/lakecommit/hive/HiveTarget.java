@@ -134,6 +134,7 @@ final class HiveTarget implements CommitTarget {
   public synchronized RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
     RunEpoch claimed;
     try {
+      context.fencing().of(context.client());   // asked before the claim reads the table: the probe changes it
       claimed = retry.call("claiming a run epoch of job " + jobId + " in " + name(), () -> claimOnce(jobId, run));
     } catch (IOException | RuntimeException e) {
       throw e;
@@ -159,7 +160,7 @@ final class HiveTarget implements CommitTarget {
     }
     changed.getParameters().put(RunEpoch.key(jobId), claimed.value());
     changed.getParameters().putIfAbsent(TableParameters.TABLE_ID_KEY, UUID.randomUUID().toString());
-    TableParameters.swap(context.client(), context.table().fencing(), read, changed);
+    TableParameters.swap(context.client(), context.fencing().of(context.client()), read, changed);
     return claimed;
   }
 

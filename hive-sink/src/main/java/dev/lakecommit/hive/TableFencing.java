@@ -4,7 +4,9 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.EnvironmentContext;
 import org.apache.hadoop.hive.metastore.api.LockComponent;
@@ -26,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Hive Metastore 2.3.10 and 4.x refuse an {@code alter_table} whose {@code expected_parameter_value} is stale;
  * 3.1 (and 2.3 before 2.3.10) accept it, silently: there two copies of a job would both claim an epoch. So the sink
- * asks the metastore once, when it opens the table: one alter of a scratch parameter with an expected value the
+ * asks the metastore once, before its first change of the table ({@link Probed}): one alter of a scratch parameter with an expected value the
  * table cannot hold, which must be refused, and one swap as the sink makes them, which must apply. Both as
  * expected: {@link #COMPARE_AND_SWAP}. The stale one accepted, or the current one failing (4.0.1 on Derby cannot
  * evaluate the comparison): {@link #TABLE_LOCK}, the metastore's lock API that Iceberg's Hive catalog also
@@ -47,6 +49,46 @@ enum TableFencing {
   static final String PROBE_KEY = "lakecommit.fence-probe";
   /** How long a change waits for another writer's table lock before it fails (a crashed holder's lock expires). */
   static final Duration LOCK_WAIT = Duration.ofSeconds(60);
+
+  /**
+   * The fencing of one sink's table, asked once (by the sink's first committer or epoch claim, not by a command that
+   * only reads) and shared by every client of the sink.
+   */
+  static final class Probed {
+    private final String database;
+    private final String name;
+    private final Supplier<String> metastore;
+    private volatile TableFencing found;
+
+    Probed(String database, String name, Supplier<String> metastore) {
+      this.database = database;
+      this.name = name;
+      this.metastore = metastore;
+    }
+
+    /** The fencing, probed through {@code client} the first time. */
+    TableFencing of(IMetaStoreClient client) throws TException {
+      TableFencing known = found;
+      if (known != null) {
+        return known;
+      }
+      synchronized (this) {
+        if (found == null) {
+          found = probe(client, database, name, metastore.get());
+        }
+        return found;
+      }
+    }
+
+    /** Test-only: this fencing, whatever the metastore would answer. */
+    void force(TableFencing fencing) {
+      found = fencing;
+    }
+
+    Optional<TableFencing> found() {
+      return Optional.ofNullable(found);
+    }
+  }
 
   /**
    * Asks the metastore whether it enforces the compare-and-swap, as described above.

@@ -8,7 +8,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.TableType;
 import org.apache.hadoop.hive.metastore.api.AlreadyExistsException;
@@ -56,9 +55,7 @@ final class TableSetup {
     if (config.addNewColumns) {
       table = addNewColumns(client, table, config);
     }
-    TableFencing fencing = TableFencing.probe(client, table.getDbName(), table.getTableName(),
-        config.hiveConf().get(HiveConf.ConfVars.METASTOREURIS.varname));
-    return check(table, config, fencing);
+    return check(table, config);
   }
 
   /**
@@ -219,7 +216,7 @@ final class TableSetup {
   }
 
   /** The table as the sink will write it, or an exception naming the table and what does not fit. */
-  static HiveTable check(Table table, HiveSinkConfig config, TableFencing fencing) {
+  static HiveTable check(Table table, HiveSinkConfig config) {
     String name = table.getDbName() + "." + table.getTableName();
     checkStorage(table, name);
     List<String> partitionColumns = new ArrayList<>();
@@ -244,7 +241,7 @@ final class TableSetup {
         config.codec);
     return new HiveTable(table.getDbName(), table.getTableName(),
         HivePaths.baseLocation(new Path(table.getSd().getLocation())), partitionColumns, staged, spec.build(),
-        format, fencing);
+        format);
   }
 
   private static void checkStorage(Table table, String name) {

@@ -312,7 +312,11 @@ class HiveRunEpochIT {
     HiveSink<Record> sink = HiveSink.forRecords(
         fixture.config(table).createTable(SCHEMA, PARTITIONED).clientFactory(clients).build());
     CyclicBarrier bothRead = new CyclicBarrier(2);
-    int probes = clients.calls("alter_table_with_environmentContext");   // the sink's fencing probe, at creation
+    try (HiveTarget first = target(sink)) {   // the sink's fencing probe runs at its first claim: not in the race
+      first.claimEpoch(JobId.of("first-job"), "first claim");
+    }
+    assertThat(sink.fencing()).hasValue(TableFencing.COMPARE_AND_SWAP);
+    int probes = clients.calls("alter_table_with_environmentContext");
     clients.before((method, n) -> {
       if (method.equals("alter_table_with_environmentContext") && n - probes <= 2) {
         try {

@@ -57,10 +57,11 @@ class PostgresHiveSinkIT {
     CountingClients clients = new CountingClients();
     HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table).createTable(SCHEMA, PARTITIONED)
         .clientFactory(clients).build());
-    // The sink's fencing probe made one swap when it opened the table: the commit's is the next.
-    long opened = Long.parseLong(fixture.client().getTable(HiveFixture.DB, table).getParameters()
-        .get(TableParameters.VERSION_KEY));
+    long opened;
     try (HiveAggregatedCommitter committer = HiveSinkSuite.committer(sink)) {
+      // The sink's fencing probe made one swap when it opened its committer: the commit's is the next.
+      opened = Long.parseLong(fixture.client().getTable(HiveFixture.DB, table).getParameters()
+          .get(TableParameters.VERSION_KEY));
       HiveCommittable committable = HiveTestData.stage(sink, committer, "pg", 1,
           HiveTestData.rows(0, 40, HiveTestData.MIXED));
       clients.reset();
