@@ -52,8 +52,9 @@ import org.apache.thrift.TException;
  * <p>Storage is any Hadoop file system of the table's location: local paths, HDFS, or S3 through S3A
  * ({@code s3a://}, configured by {@code fs.s3a.*} in {@link HiveSinkConfig.Builder#hadoopProperty}; staged names
  * are unique, so {@code fs.s3a.create.performance=true} safely saves a probe per staged file). The metastore must
- * reach the same storage (it checks partition directories), and be Hive 2.3.10 or later: it checks the sink's
- * table changes as compare-and-swaps ({@code expected_parameter_key}), which older metastores ignore.
+ * reach the same storage (it checks partition directories). Hive Metastore 2.3 to 4.x: the sink's table changes
+ * are compare-and-swaps ({@code expected_parameter_key}) where the metastore enforces them, and made under its
+ * table lock where it does not ({@link TableFencing}, asked once per sink).
  *
  * @param <IN> records written
  */

@@ -16,7 +16,8 @@ import org.apache.thrift.TException;
 /**
  * The table and partition parameters Lakecommit reads and writes, and the one way it alters a table: a
  * compare-and-swap on {@value #VERSION_KEY}, checked by the metastore inside its own transaction
- * ({@code expected_parameter_key}, Hive 2.3.10 and 4.x) or under its table lock ({@link TableFencing}). {@code alter_table} replaces all parameters, so every table
+ * ({@code expected_parameter_key}, Hive 2.3.10 and 4.x) or under its table lock ({@link TableFencing}).
+ * {@code alter_table} replaces all parameters, so every table
  * change of the sink is such a swap: a racing committer's change is never overwritten by a stale copy.
  */
 final class TableParameters {
