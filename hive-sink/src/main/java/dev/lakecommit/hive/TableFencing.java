@@ -118,7 +118,7 @@ enum TableFencing {
         if (failure == null) {
           return COMPARE_AND_SWAP;
         }
-        why = "it refuses a stale compare-and-swap but cannot apply a current one (Hive Metastore 4.0.1 on Derby"
+        why = "it refuses a stale compare-and-swap but cannot apply a current one (Hive Metastore 4.0.x on Derby"
             + " cannot compare the values): " + failure;
       }
       if (lock == null) {
@@ -156,8 +156,17 @@ enum TableFencing {
       client.alter_table_with_environmentContext(database, name, changed, context);
       return null;
     } catch (MetaException e) {
-      return e.getMessage() == null ? e.toString() : e.getMessage();
+      return answer(e);
     }
+  }
+
+  /** The metastore's message for a refused change; a lost connection is not an answer, and is thrown. */
+  private static String answer(MetaException e) throws MetaException {
+    String message = e.getMessage() == null ? e.toString() : e.getMessage();
+    if (message.matches("(?s).*(TTransportException|Could not connect to meta store|SocketException).*")) {
+      throw e;
+    }
+    return message;
   }
 
   /**
@@ -176,7 +185,7 @@ enum TableFencing {
     } catch (TableParameters.ConflictException raced) {
       return null;
     } catch (MetaException e) {
-      return e.getMessage() == null ? e.toString() : e.getMessage();
+      return answer(e);
     }
   }
 

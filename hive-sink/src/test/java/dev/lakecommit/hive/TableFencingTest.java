@@ -49,6 +49,23 @@ class TableFencingTest {
     assertThat(calls.stream().filter("alter_table_with_environmentContext"::equals)).hasSize(2);
   }
 
+  /** A metastore lost in the middle of the probe is an outage to retry, not a verdict on its compare-and-swap. */
+  @Test
+  void aLostConnectionIsNoAnswer() {
+    IMetaStoreClient answering = client(new ArrayList<>(), true, true);
+    IMetaStoreClient client = (IMetaStoreClient) Proxy.newProxyInstance(TableFencingTest.class.getClassLoader(),
+        new Class<?>[] {IMetaStoreClient.class}, (proxy, method, args) -> {
+          if (method.getName().equals("alter_table_with_environmentContext")) {
+            throw new MetaException("Could not connect to meta store using any of the URIs provided. Most recent"
+                + " failure: org.apache.thrift.transport.TTransportException: java.net.ConnectException");
+          }
+          return method.invoke(answering, args);
+        });
+    assertThatThrownBy(() -> TableFencing.probe(client, "db", "t", "thrift://hms:9083"))
+        .isInstanceOf(MetaException.class)
+        .hasMessageContaining("Could not connect to meta store");
+  }
+
   /**
    * A client of one table whose alters check the expected value only if {@code enforces}, and whose lock calls
    * fail unless {@code locks}.

@@ -80,6 +80,7 @@ class MetastoreVersionsIT {
       case "3.1.3 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_3_1_3, home));
       case "4.0.0 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_4_0_0, home));
       case "4.0.1 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_4_0_1, home));
+      case "3.1.3 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_3_1_3, home, pg));
       case "4.0.0 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_0, home, pg));
       case "4.0.1 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_1, home, pg));
       default -> throw new IllegalArgumentException(setup);
@@ -115,13 +116,18 @@ class MetastoreVersionsIT {
   }
 
   /**
-   * Every tested version once; the {@code long} profile adds 4.0.x on Derby (fenced by the table lock there, whose
-   * race {@code MetastoreFencingIT} runs in every build) and 4.0.0 on PostgreSQL.
+   * Every tested version once; the {@code long} profile adds 4.0.1 on Derby (fenced by the table lock there, whose
+   * race {@code MetastoreFencingIT} runs in every build), and 4.0.0 and 3.1.3 on PostgreSQL (3.1.3 on PostgreSQL is
+   * what {@code docker/compose.yaml} runs). {@code -Dlakecommit.metastore.setups="3.1.3 postgres,..."} picks others.
    */
   static List<String> setups() {
+    String picked = System.getProperty("lakecommit.metastore.setups");
+    if (picked != null && !picked.isBlank()) {
+      return List.of(picked.split("\\s*,\\s*"));
+    }
     List<String> setups = new ArrayList<>(List.of("2.3.10 derby", "3.1.3 derby", "4.0.0 derby", "4.0.1 postgres"));
     if (TestScale.isLong()) {
-      setups.addAll(List.of("4.0.1 derby", "4.0.0 postgres"));
+      setups.addAll(List.of("4.0.1 derby", "4.0.0 postgres", "3.1.3 postgres"));
     }
     return setups;
   }
