@@ -23,8 +23,6 @@ import org.apache.hadoop.hive.metastore.api.Database;
 import org.apache.hadoop.hive.metastore.api.MetaException;
 import org.apache.hadoop.hive.metastore.api.Table;
 import org.apache.iceberg.data.Record;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,21 +37,7 @@ class MetastoreFencingIT {
   private static final JobId JOB = JobId.of("fenced-job");
   private static final String DB = "lc";
 
-  private static EmbeddedPostgres pg;
-
   @TempDir Path dir;
-
-  @BeforeAll
-  static void startPostgres() {
-    pg = EmbeddedPostgres.startNew();
-  }
-
-  @AfterAll
-  static void stopPostgres() {
-    if (pg != null) {
-      pg.close();
-    }
-  }
 
   @Test
   void hive31IgnoresTheCompareAndSwapSoTheSinkLocks() throws Exception {
@@ -84,8 +68,9 @@ class MetastoreFencingIT {
 
   @Test
   void hive401OnPostgresEnforcesTheCompareAndSwap() throws Exception {
-    try (MetastoreProcess hms = MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_1, dir.resolve("hms"),
-        pg)) {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.startNew();
+        MetastoreProcess hms = MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_1, dir.resolve("hms"),
+            pg)) {
       CountingClients clients = new CountingClients();
       HiveSink<Record> sink = sink(hms, "swapped", clients);
       racingClaimsTakeTurns(sink, clients, "alter_table_with_environmentContext");

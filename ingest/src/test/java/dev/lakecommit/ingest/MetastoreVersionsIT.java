@@ -22,8 +22,6 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.hive.conf.HiveConf;
 import org.apache.hadoop.hive.metastore.IMetaStoreClient;
 import org.apache.hadoop.hive.metastore.api.Partition;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -42,21 +40,7 @@ class MetastoreVersionsIT {
   private static final List<String> FAST_START = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
   private static final int OUTAGE_SECONDS = Integer.getInteger("lakecommit.outage-seconds", 20);
 
-  private static EmbeddedPostgres pg;
-
   @TempDir Path dir;
-
-  @BeforeAll
-  static void startPostgres() {
-    pg = EmbeddedPostgres.startNew();
-  }
-
-  @AfterAll
-  static void stopPostgres() {
-    if (pg != null) {
-      pg.close();
-    }
-  }
 
   /** A metastore the test can kill and start again on the same port and database. */
   private interface Metastore extends AutoCloseable {
@@ -80,11 +64,27 @@ class MetastoreVersionsIT {
       case "3.1.3 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_3_1_3, home));
       case "4.0.0 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_4_0_0, home));
       case "4.0.1 derby" -> process(MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_4_0_1, home));
-      case "3.1.3 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_3_1_3, home, pg));
-      case "4.0.0 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_0, home, pg));
-      case "4.0.1 postgres" -> process(MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_1, home, pg));
+      case "3.1.3 postgres" -> onPostgres(MetastoreProcess.Version.HIVE_3_1_3, home);
+      case "4.0.0 postgres" -> onPostgres(MetastoreProcess.Version.HIVE_4_0_0, home);
+      case "4.0.1 postgres" -> onPostgres(MetastoreProcess.Version.HIVE_4_0_1, home);
       default -> throw new IllegalArgumentException(setup);
     };
+  }
+
+  /** A metastore process on a PostgreSQL of its own, stopped with it. */
+  private static Metastore onPostgres(MetastoreProcess.Version version, Path home) {
+    EmbeddedPostgres pg = EmbeddedPostgres.startNew();
+    try {
+      MetastoreProcess server = MetastoreProcess.onPostgres(version, home, pg);
+      return metastore(server.uri(), server::kill, server::start, () -> {
+        try (pg) {
+          server.close();
+        }
+      });
+    } catch (RuntimeException e) {
+      pg.close();
+      throw e;
+    }
   }
 
   private static Metastore process(MetastoreProcess server) {
