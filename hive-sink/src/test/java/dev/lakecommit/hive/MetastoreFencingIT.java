@@ -42,10 +42,7 @@ class MetastoreFencingIT {
   @Test
   void hive31IgnoresTheCompareAndSwapSoTheSinkLocks() throws Exception {
     try (MetastoreProcess hms = MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_3_1_3, dir.resolve("hms"))) {
-      CountingClients clients = new CountingClients();
-      HiveSink<Record> sink = sink(hms, "locked", clients);
-      racingClaimsTakeTurns(sink, clients, "lock");
-      assertThat(sink.fencing()).hasValue(TableFencing.TABLE_LOCK);
+      racingClaimsTakeTurns(hms, TableFencing.TABLE_LOCK);
 
       // The hole the lock closes: with the compare-and-swap trusted, both claims of a race win the same epoch.
       CountingClients trustingClients = new CountingClients();
@@ -59,10 +56,7 @@ class MetastoreFencingIT {
   @Test
   void hive401OnDerbyCannotSwapSoTheSinkLocks() throws Exception {
     try (MetastoreProcess hms = MetastoreProcess.onDerby(MetastoreProcess.Version.HIVE_4_0_1, dir.resolve("hms"))) {
-      CountingClients clients = new CountingClients();
-      HiveSink<Record> sink = sink(hms, "locked", clients);
-      racingClaimsTakeTurns(sink, clients, "lock");
-      assertThat(sink.fencing()).hasValue(TableFencing.TABLE_LOCK);
+      racingClaimsTakeTurns(hms, TableFencing.TABLE_LOCK);
     }
   }
 
@@ -71,17 +65,14 @@ class MetastoreFencingIT {
     try (EmbeddedPostgres pg = EmbeddedPostgres.startNew();
         MetastoreProcess hms = MetastoreProcess.onPostgres(MetastoreProcess.Version.HIVE_4_0_1, dir.resolve("hms"),
             pg)) {
-      CountingClients clients = new CountingClients();
-      HiveSink<Record> sink = sink(hms, "swapped", clients);
-      racingClaimsTakeTurns(sink, clients, "alter_table_with_environmentContext");
-      assertThat(sink.fencing()).hasValue(TableFencing.COMPARE_AND_SWAP);
+      racingClaimsTakeTurns(hms, TableFencing.COMPARE_AND_SWAP);
 
       // A call this server removed (Hive 4 dropped indexes) fails naming the call and the server's version.
       HiveConf conf = new HiveConf();
       conf.setVar(HiveConf.ConfVars.METASTOREURIS, hms.uri());
       IMetaStoreClient client = CompatibleMetaStoreClient.open(conf);
       try {
-        assertThatThrownBy(() -> client.listIndexes(DB, "swapped", (short) 1))
+        assertThatThrownBy(() -> client.listIndexes(DB, "raced", (short) 1))
             .isInstanceOf(MetaException.class)
             .hasMessageContaining("The Hive Metastore at " + hms.uri() + " (server version 4.0.1) has no Thrift call"
                 + " for listIndexes");
@@ -91,10 +82,16 @@ class MetastoreFencingIT {
     }
   }
 
-  /** Two claims that both read the table before either changes it: one wins epoch 1, the other retries to 2. */
-  private static void racingClaimsTakeTurns(HiveSink<Record> sink, CountingClients clients, String meetAt)
-      throws Exception {
-    Race race = racingClaims(sink, clients, meetAt);
+  /**
+   * Two claims that both read the table before either changes it, on a table of a sink that finds {@code expected}:
+   * one wins epoch 1, the other retries to 2.
+   */
+  private static void racingClaimsTakeTurns(MetastoreProcess hms, TableFencing expected) throws Exception {
+    CountingClients clients = new CountingClients();
+    HiveSink<Record> sink = sink(hms, "raced", clients);
+    Race race = racingClaims(sink, clients,
+        expected == TableFencing.TABLE_LOCK ? "lock" : "alter_table_with_environmentContext");
+    assertThat(sink.fencing()).hasValue(expected);
     assertThat(race.epochs()).containsExactlyInAnyOrder(1L, 2L);
     assertThat(race.conflicts()).as("conflicts seen by the claims").isPositive();
   }
