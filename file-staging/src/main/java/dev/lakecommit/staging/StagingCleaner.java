@@ -1,7 +1,6 @@
 package dev.lakecommit.staging;
 
 import dev.lakecommit.core.JobId;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,12 +21,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The orphan sweeper: deletes what a job staged for checkpoints above a given one, found by listing the job's
  * prefix of a {@link StagingLayout}, on any {@code FileIO} with prefix operations (Hadoop file systems, local
- * disk, S3). A sink delegates {@link SupportsStagingCleanup} to it.
+ * disk, S3). The sinks' targets sweep through it.
  *
  * <p>Only checkpoint directories of {@link StagingLayout} are touched; anything else under the job's prefix is
  * left alone. The caller guarantees that checkpoints above the given id are neither committed nor pending.
  */
-public final class StagingCleaner implements SupportsStagingCleanup {
+public final class StagingCleaner {
   private static final Logger LOG = LoggerFactory.getLogger(StagingCleaner.class);
 
   private final SupportsPrefixOperations io;
@@ -54,7 +53,6 @@ public final class StagingCleaner implements SupportsStagingCleanup {
    * @return the number of files deleted
    * @throws IOException if listing or deleting fails; the sweep can be repeated
    */
-  @Override
   public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
     if (checkpointId < 0) {
       throw new IllegalArgumentException(

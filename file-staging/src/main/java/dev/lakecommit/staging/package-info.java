@@ -9,7 +9,7 @@
  *       inputs through an {@link dev.lakecommit.staging.InputConverter} (Iceberg records, Avro records);
  *   <li>{@link dev.lakecommit.staging.StagingLayout}: deterministic names under a per-job, per-checkpoint prefix;
  *   <li>{@link dev.lakecommit.staging.StagingCleaner}: deletes the staged leftovers of checkpoints that never
- *       completed ({@link dev.lakecommit.core.SupportsStagingCleanup});
+ *       completed, for the sinks' {@link dev.lakecommit.core.CommitTarget}s;
  *   <li>{@link dev.lakecommit.staging.FileIOs} and {@link dev.lakecommit.staging.FileIOBlobStore}: storage through
  *       Iceberg {@code FileIO} (local and Hadoop paths, {@code s3://} with S3FileIO, {@code s3a://}).
  * </ul>

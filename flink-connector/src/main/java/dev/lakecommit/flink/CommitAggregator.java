@@ -3,6 +3,7 @@ package dev.lakecommit.flink;
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
@@ -79,7 +80,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private final long epoch;
   private final String tableIdentity;
 
-  private transient SinkRecipe.CoreSink core;
+  private transient TargetRun run;
   private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
   private transient ListState<byte[]> state;
   private transient List<StagingManifest> pending;
@@ -93,7 +94,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private transient Counter orphansDeleted;
 
   /**
-   * @param epoch this run's epoch (0: a target without epochs, no cleanup)
+   * @param epoch this run's epoch, claimed when the job was submitted
    * @param tableIdentity the identity of the table this run claimed its epoch in (empty: unknown, not checked)
    */
   CommitAggregator(SinkRecipe target, RowType rowType, JobId jobId, long epoch, String tableIdentity) {
@@ -107,17 +108,19 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   @Override
   public void initializeState(StateInitializationContext context) throws Exception {
     super.initializeState(context);
-    core = target.open(rowType);
+    SinkRecipe.CoreSink core = target.open(rowType);
+    JobId job = JobId.of(jobId);
+    run = core.openRun(job, epoch, tableIdentity, target.table(), "an aggregator without it could sweep files of"
+        + " a newer run");
     committer = core.committers().createAggregatedCommitter();
     state = context.getOperatorStateStore().getListState(STATE);
     pending = new ArrayList<>();
-    JobId job = JobId.of(jobId);
-    String identity = core.identity();
+    String identity = run.readIdentity();
     if (!tableIdentity.isEmpty() && !identity.isEmpty() && !tableIdentity.equals(identity)) {
       throw RestoreChecks.otherTable("This run of the job (epoch " + epoch + ", claimed when it was submitted)",
           target.table(), job, tableIdentity, identity);
     }
-    long committed = core.lastCommitted(job);
+    long committed = run.lastCommitted().orElse(0);
     List<byte[]> stored = new ArrayList<>();
     state.get().forEach(stored::add);
     long keep;
@@ -149,9 +152,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     maxTag = lastFlinkCheckpoint;
     LOG.info("Aggregator of job {} on {}: offset {}, last commit id {}, Flink checkpoint {}, {} pending manifests",
         jobId, target.table(), offset, lastCommitId, lastFlinkCheckpoint, pending.size());
-    deleteOlderRunsOrphans(core, job, keep);
+    deleteOlderRunsOrphans(keep);
     orphansDeleted = getMetricGroup().addGroup(CommitMetrics.GROUP).counter("stagedOrphansDeleted");
-    sweepAbove = epoch > 0 && keep >= 0 && attempt() > 0 ? keep : -1;
+    sweepAbove = keep >= 0 && attempt() > 0 ? keep : -1;
   }
 
   private int attempt() {
@@ -173,10 +176,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
    * {@link #deleteOlderRunsOrphans}: what it cannot delete stays for the sweep at the job's next start.
    */
   private void deleteEarlierAttemptsOrphans(long keep) {
-    JobId job = JobId.of(jobId);
     for (int attempt = 1; ; attempt++) {
       try {
-        long deleted = core.deleteStagedOfEarlierAttempts(job, keep, epoch, attempt());
+        long deleted = run.deleteOfEarlierAttempts(keep, attempt());
         orphansDeleted.inc(deleted);
         LOG.info("Deleted {} files staged by attempts below {} of run epoch {} of job {} for checkpoints above {} that"
             + " never completed, in {}", deleted, attempt(), epoch, jobId, keep, target.table());
@@ -199,7 +201,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
    * while it replays a restored commit), so a listing can fail on a file that vanished under it: the sweep then runs
    * again, a bounded number of times.
    */
-  private void deleteOlderRunsOrphans(SinkRecipe.CoreSink core, JobId job, long keep) {
+  private void deleteOlderRunsOrphans(long keep) {
     if (epoch <= 1) {
       return;
     }
@@ -210,9 +212,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     }
     for (int attempt = 1; ; attempt++) {
       try {
-        long deleted = core.deleteStaged(job, keep, epoch - 1);
-        LOG.info("Deleted {} files staged by older runs (epochs up to {}) of job {} for checkpoints above {} in {}",
-            deleted, epoch - 1, jobId, keep, target.table());
+        run.deleteOlderRuns(keep);
         return;
       } catch (IOException | RuntimeException e) {
         if (attempt >= SWEEP_ATTEMPTS || Thread.currentThread().isInterrupted() || interrupted(e)) {
@@ -306,7 +306,13 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
         committer.close();
       }
     } finally {
-      super.close();
+      try {
+        if (run != null) {
+          run.close();
+        }
+      } finally {
+        super.close();
+      }
     }
   }
 }

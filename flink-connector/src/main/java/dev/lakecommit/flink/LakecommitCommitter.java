@@ -6,6 +6,7 @@ import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -59,11 +60,11 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   private final CommitMetrics metrics;
   /** Restored commits whose staged files were found complete (or that the table holds). */
   private final Set<CommitId> verified = new HashSet<>();
-  private SinkRecipe.CoreSink core;
+  private TargetRun run;
   private SinkAggregatedCommitter<StagingManifest, Object> committer;
 
   /**
-   * @param epoch the run's epoch: every commit checks that the table still holds it (0: a target without epochs)
+   * @param epoch the run's epoch: every commit checks that the table still holds it
    * @param restoredCheckpointId the Flink checkpoint the committer's state was restored from, if any
    * @param metrics where commits are counted; {@code retry} should count its retries there too
    */
@@ -85,16 +86,10 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       return;
     }
     if (committer == null) {
-      core = target.open(rowType);
-      if (epoch == 0 && core.hasEpochs()) {
-        throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
-            + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); refusing to commit"
-            + " unfenced");
-      }
+      SinkRecipe.CoreSink core = target.open(rowType);
+      run = core.openRun(jobId, epoch, "", target.table(), "refusing to commit unfenced");
       committer = core.committers().createAggregatedCommitter();
-      if (epoch > 0) {
-        committer.fence(jobId, epoch);
-      }
+      run.fence(committer);
     }
     List<CommitRequest<CheckpointCommittable>> ordered = new ArrayList<>(requests);
     ordered.sort(Comparator.comparing(r -> r.getCommittable().commitId()));
@@ -102,7 +97,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
     ordered.forEach(r -> metrics.handedOver(r.getCommittable().commitId(), now));
     String identity;
     try {
-      identity = core.identity();
+      identity = run.readIdentity();
     } catch (IOException e) {
       LOG.warn("Cannot read the identity of table {} to check {} pending commits against it; they stay pending: {}",
           target.table(), ordered.size(), e.toString());
@@ -145,6 +140,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       metrics.retried();
       outcome = committer.commit(committable.committable());
     }
+    outcome = run.settle(committable.commitId().checkpointId(), outcome);
     long end = System.nanoTime();
     long millis = (end - start) / 1_000_000;
     if (outcome instanceof CommitOutcome.Committed c) {
@@ -189,7 +185,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
       return null;
     }
     // The table first: a commit it holds is only acknowledged, whatever happened to its staged files since.
-    if (core.lastCommitted(jobId) < committable.commitId().checkpointId()) {
+    if (run.lastCommitted().orElse(0) < committable.commitId().checkpointId()) {
       Optional<String> missing = committer.missingStaged(committable.committable());
       if (missing.isPresent()) {
         return RestoreChecks.missingStaged(committable, target.table(), restoredCheckpointId.getAsLong(),
@@ -202,8 +198,14 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
 
   @Override
   public void close() throws IOException {
-    if (committer != null) {
-      committer.close();
+    try {
+      if (committer != null) {
+        committer.close();
+      }
+    } finally {
+      if (run != null) {
+        run.close();
+      }
     }
   }
 }

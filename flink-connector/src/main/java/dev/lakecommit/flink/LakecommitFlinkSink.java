@@ -3,6 +3,7 @@ package dev.lakecommit.flink;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.iceberg.MaintenanceOptions;
@@ -150,8 +151,8 @@ public final class LakecommitFlinkSink
    */
   long lastCommittedInTable() throws IOException {
     SinkRecipe.CoreSink core = target.open(rowType);
-    try (var sink = core.sink()) {
-      return core.lastCommitted(jobId());
+    try (var sink = core.sink(); TargetRun run = core.openRun(jobId())) {
+      return run.lastCommitted().orElse(0);
     }
   }
 
@@ -178,9 +179,9 @@ public final class LakecommitFlinkSink
    */
   long claimRunEpoch() {
     SinkRecipe.CoreSink core = target.open(rowType);
-    try (var sink = core.sink()) {
-      epoch = core.claimEpoch(jobId(), "Flink job submitted from " + RunEpoch.thisProcess());
-      tableIdentity = core.identity();
+    try (var sink = core.sink(); TargetRun run = core.openRun(jobId())) {
+      epoch = run.claim("Flink job submitted from " + RunEpoch.thisProcess()).epoch();
+      tableIdentity = run.identity();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot claim a run epoch for job " + jobId + " in table " + target.table()
           + ": the job is not submitted (" + e.getMessage() + ")", e);

@@ -1,6 +1,7 @@
 package dev.lakecommit.flink;
 
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.core.SupportsDeletes;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.StagingManifest;
@@ -72,10 +73,10 @@ final class LakecommitWriter
   static LakecommitWriter open(SinkRecipe target, org.apache.flink.table.types.logical.RowType rowType, JobId jobId,
       long epoch, WriterInitContext context, Collection<WriterState> states) throws IOException {
     SinkRecipe.CoreSink core = target.open(rowType);
-    if (epoch == 0 && core.hasEpochs()) {
-      throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + target.table()
-          + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); a writer without it"
-          + " could stage the names of committed files");
+    long committed;
+    try (TargetRun run = core.openRun(jobId, epoch, "", target.table(), "a writer without it could stage the names"
+        + " of committed files")) {
+      committed = states.isEmpty() ? run.lastCommitted().orElse(0) : 0;
     }
     int index = context.getTaskInfo().getIndexOfThisSubtask();
     int parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
@@ -85,7 +86,7 @@ final class LakecommitWriter
     long restored;
     List<StagingWriterState> staging = new ArrayList<>();
     if (states.isEmpty()) {
-      offset = core.lastCommitted(jobId);
+      offset = committed;
       flinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
       restored = offset + flinkCheckpoint;
     } else {

@@ -1,12 +1,11 @@
 package dev.lakecommit.flink;
 
-import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
-import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveCommittable;
 import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.hive.HiveSinkConfig;
@@ -30,83 +29,35 @@ abstract class SinkRecipe implements Serializable {
   private static final long serialVersionUID = 1L;
 
   /**
-   * A Lakecommit sink of Flink rows and the committers of its combined commits. What the Flink sink asks of the
-   * table itself (watermark, run epoch) goes through the sink's {@link CommitTarget}, opened for the call and
-   * closed after it.
+   * A Lakecommit sink of Flink rows, the committers of its combined commits and its target. What the Flink sink asks
+   * of the table itself (watermark, run epoch, identity, staged files) goes through a {@link TargetRun} on it.
    */
   record CoreSink(Sink<RowData, StagingManifest, StagingWriterState> sink,
-      SupportsAggregatedCommitter<StagingManifest, Object> committers) {
+      SupportsAggregatedCommitter<StagingManifest, Object> committers, SupportsTarget targets) {
     @SuppressWarnings("unchecked")
     static <S extends Sink<RowData, StagingManifest, StagingWriterState>
-        & SupportsAggregatedCommitter<StagingManifest, ?>> CoreSink of(S sink) {
-      return new CoreSink(sink, (SupportsAggregatedCommitter<StagingManifest, Object>) sink);
+        & SupportsAggregatedCommitter<StagingManifest, ?> & SupportsTarget> CoreSink of(S sink) {
+      return new CoreSink(sink, (SupportsAggregatedCommitter<StagingManifest, Object>) sink, sink);
     }
 
-    /** Whether the sink has a {@link CommitTarget}, so that its runs claim epochs and its commits are fenced. */
-    boolean hasEpochs() {
-      return sink instanceof SupportsTarget;
-    }
-
-    /**
-     * Claims a new run epoch for the job in the table ({@link CommitTarget#claimEpoch}): from then on every commit
-     * of an older run of the job is refused.
-     *
-     * @return the epoch, or 0 for a sink without a {@link CommitTarget} (no epochs, no fencing)
-     * @throws IOException if the claim cannot be written
-     */
-    long claimEpoch(JobId jobId, String run) throws IOException {
-      if (!(sink instanceof SupportsTarget withTarget)) {
-        return 0;
-      }
-      try (CommitTarget target = withTarget.openTarget()) {
-        RunEpoch claimed = target.claimEpoch(jobId, run);
-        return claimed.epoch();
-      }
+    /** A run of the job on the table that claims its epoch here (on the client, when Flink translates the sink). */
+    TargetRun openRun(JobId jobId) throws IOException {
+      return TargetRun.open(targets, jobId);
     }
 
     /**
-     * What makes the table this table ({@link CommitTarget#identity()}), read now; empty for a sink without a
-     * {@link CommitTarget} (unknown: never compared).
+     * The run of the job whose epoch the client claimed, for an operator of it.
      *
-     * @throws IOException if the table cannot be read
+     * @param identity the table's identity when the epoch was claimed (empty: unknown, never compared)
+     * @param what what the operator would do unfenced, for the message
+     * @throws IllegalStateException if no epoch was claimed (the sink was not translated by Flink)
      */
-    String identity() throws IOException {
-      if (!(sink instanceof SupportsTarget withTarget)) {
-        return "";
+    TargetRun openRun(JobId jobId, long epoch, String identity, String table, String what) throws IOException {
+      if (epoch <= 0) {
+        throw new IllegalStateException("No run epoch was claimed for job " + jobId + " in table " + table
+            + ": the sink claims one when Flink translates it into a job (DataStream.sinkTo); " + what);
       }
-      try (CommitTarget target = withTarget.openTarget()) {
-        return target.identity();
-      }
-    }
-
-    /**
-     * Deletes what runs of epochs {@code 0} to {@code maxEpoch} of the job staged for checkpoints above {@code
-     * keep} ({@link CommitTarget#deleteStaged}); nothing for a sink without a {@link CommitTarget}.
-     *
-     * @return the number of files deleted
-     */
-    long deleteStaged(JobId jobId, long keep, long maxEpoch) throws IOException {
-      if (!(sink instanceof SupportsTarget withTarget)) {
-        return 0;
-      }
-      try (CommitTarget target = withTarget.openTarget()) {
-        return target.deleteStaged(jobId, keep, 0, maxEpoch);
-      }
-    }
-
-    /**
-     * Deletes what attempts below {@code attempt} of the run of {@code epoch} staged for checkpoints above {@code
-     * keep} ({@link CommitTarget#deleteStagedOfEarlierAttempts}); nothing for a sink without a {@link CommitTarget}.
-     *
-     * @return the number of files deleted
-     */
-    long deleteStagedOfEarlierAttempts(JobId jobId, long keep, long epoch, int attempt) throws IOException {
-      if (!(sink instanceof SupportsTarget withTarget)) {
-        return 0;
-      }
-      try (CommitTarget target = withTarget.openTarget()) {
-        return target.deleteStagedOfEarlierAttempts(jobId, keep, epoch, attempt);
-      }
+      return TargetRun.open(targets, jobId, epoch, identity);
     }
 
     /**
@@ -126,21 +77,6 @@ abstract class SinkRecipe implements Serializable {
     java.util.Optional<dev.lakecommit.iceberg.IcebergMaintenance> maintenance() {
       return sink instanceof IcebergSink<?> iceberg ? java.util.Optional.of(iceberg.maintenance())
           : java.util.Optional.empty();
-    }
-
-    /**
-     * The job's last committed checkpoint in the table, read now; 0 if none.
-     *
-     * @throws IOException if the table cannot be read: never guessed
-     */
-    long lastCommitted(JobId jobId) throws IOException {
-      if (!(sink instanceof SupportsTarget withTarget)) {
-        throw new IllegalStateException("The sink " + sink.getClass().getName() + " has no CommitTarget; the Flink"
-            + " sink needs one to number checkpoints above what the table holds for job " + jobId);
-      }
-      try (CommitTarget target = withTarget.openTarget()) {
-        return target.lastCommittedCheckpoint(jobId).orElse(0);
-      }
     }
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.testing.MemoryTarget;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.SinkAggregatedCommitter;
@@ -74,7 +75,7 @@ class CommitterOutcomesTest {
           throw new UnsupportedOperationException();
         }
       };
-      return new CoreSink(null, committers);
+      return new CoreSink(null, committers, () -> new MemoryTarget(job -> java.util.OptionalLong.empty()));
     }
 
     @Override
@@ -95,7 +96,7 @@ class CommitterOutcomesTest {
   private static LakecommitCommitter committer(ScriptedTarget target, int attempts, CommitMetrics metrics) {
     return new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.builder().maxAttempts(attempts)
         .initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).sleeper(d -> { }).listener((w, n, b, c) ->
-            metrics.retried()).build(), JOB, 0, java.util.OptionalLong.empty(), metrics);
+            metrics.retried()).build(), JOB, 1, java.util.OptionalLong.empty(), metrics);
   }
 
   /** A metric group that keeps what is registered in it, by name. */

@@ -6,7 +6,6 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
-import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.staging.StagingWriterState;
 import java.io.File;
 import java.nio.file.Path;
@@ -127,7 +126,8 @@ class FlinkRestoreIT {
     try {
       FlinkRunFencingIT.awaitWatermark(warehouse, table, jobId, 2, Duration.ofMinutes(2));
       // Another run of the job claims it: run 1's next commit is refused and the job fails with it pending.
-      core(warehouse, table).claimEpoch(JobId.of(jobId), "FlinkRestoreIT");
+      TestJobs.claimEpoch(SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, table)), JobId.of(jobId),
+          "FlinkRestoreIT");
       assertThat(FlinkRunFencingIT.awaitTerminal(job1, Duration.ofMinutes(2))).isEqualTo(JobStatus.FAILED);
     } finally {
       if (!job1.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
@@ -270,12 +270,9 @@ class FlinkRestoreIT {
         new org.apache.hadoop.conf.Configuration());
   }
 
-  private static SinkRecipe.CoreSink core(String warehouse, String table) {
-    return SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, table)).open(TestJobs.ROW_TYPE);
-  }
-
   private static CommitTarget openTarget(String warehouse, String table) throws Exception {
-    return ((SupportsTarget) core(warehouse, table).sink()).openTarget();
+    return SinkRecipe.iceberg(() -> IcebergFlinkSinkIT.config(warehouse, table)).open(TestJobs.ROW_TYPE).targets()
+        .openTarget();
   }
 
   private static boolean exists(String warehouse, String table, String path) {

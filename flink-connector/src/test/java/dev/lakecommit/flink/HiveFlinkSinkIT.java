@@ -135,7 +135,7 @@ class HiveFlinkSinkIT {
       savepoint = job1.stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)
           .get(2, TimeUnit.MINUTES);
     }
-    String oldIdentity = SinkRecipe.hive(() -> config(uri, table)).open(TestJobs.ROW_TYPE).identity();
+    String oldIdentity = TestJobs.identity(SinkRecipe.hive(() -> config(uri, table)));
     IMetaStoreClient client = hms.newRetryingClient();
     try {
       client.dropTable(DB, table, true, false);
@@ -148,7 +148,7 @@ class HiveFlinkSinkIT {
         .sinkTo(LakecommitFlinkSink.forRowData(TestJobs.ROW_TYPE).hive(() -> config(uri, table))
             .jobName("flink-it").build())
         .uid("lakecommit-sink");
-    String newIdentity = SinkRecipe.hive(() -> config(uri, table)).open(TestJobs.ROW_TYPE).identity();
+    String newIdentity = TestJobs.identity(SinkRecipe.hive(() -> config(uri, table)));
     assertThat(newIdentity).isNotEqualTo(oldIdentity);
     assertThat(FlinkRestoreIT.failureOf(second.executeAsync("hive-recreated-2"), Duration.ofMinutes(2)))
         .contains("was made for another table than " + DB + "." + table + " is now (identity " + oldIdentity

@@ -98,14 +98,14 @@ class ReplayTest {
       }
       combined = committer.combine(id, List.of(writer.prepareCommit(1).orElseThrow()));
     }
-    CheckpointCommittable committable = new CheckpointCommittable(1, id, combined, core.identity());
+    CheckpointCommittable committable = new CheckpointCommittable(1, id, combined, TestJobs.identity(target));
     CheckpointCommittable.Serializer serializer = new CheckpointCommittable.Serializer(
         target.committableSerializer());
     // As Flink keeps it in the committer's state and hands it back after a restore.
     CheckpointCommittable restored = VersionedSerialization.fromBytes(serializer,
         VersionedSerialization.toBytes(serializer, committable));
 
-    long epoch = core.claimEpoch(job, "ReplayTest");
+    long epoch = TestJobs.claimEpoch(target, job, "ReplayTest");
     LakecommitCommitter committer =
         new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job, epoch,
             java.util.OptionalLong.empty(), TestJobs.noMetrics());

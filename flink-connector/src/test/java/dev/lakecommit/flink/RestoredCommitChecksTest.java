@@ -64,8 +64,8 @@ class RestoredCommitChecksTest {
   void aCommitMadeForAnotherTableIsRefused() throws Exception {
     SinkRecipe target = target();
     JobId job = JobId.of("other-table");
-    long epoch = target.open(TestJobs.ROW_TYPE).claimEpoch(job, "test");
-    String now = target.open(TestJobs.ROW_TYPE).identity();
+    long epoch = TestJobs.claimEpoch(target, job, "test");
+    String now = TestJobs.identity(target);
     String old = "iceberg-table-uuid:00000000-0000-0000-0000-000000000001";
     CheckpointCommittable committable = staged(target, job, epoch, 1, 0, old);
     LakecommitCommitter committer = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
@@ -87,8 +87,8 @@ class RestoredCommitChecksTest {
   void aRestoredCommitWhoseStagedFileIsGoneIsNotCommitted() throws Exception {
     SinkRecipe target = target();
     JobId job = JobId.of("missing");
-    long epoch = target.open(TestJobs.ROW_TYPE).claimEpoch(job, "test");
-    String identity = target.open(TestJobs.ROW_TYPE).identity();
+    long epoch = TestJobs.claimEpoch(target, job, "test");
+    String identity = TestJobs.identity(target);
     CheckpointCommittable committable = staged(target, job, epoch, 1, 0, identity);
     String gone = firstFile(committable);
     Files.delete(Path.of(java.net.URI.create(gone.startsWith("file:") ? gone : "file:" + gone)));
@@ -109,8 +109,8 @@ class RestoredCommitChecksTest {
   void aRestoredCommitTheTableHoldsIsAcknowledgedEvenWithItsFileGone() throws Exception {
     SinkRecipe target = target();
     JobId job = JobId.of("held");
-    long epoch = target.open(TestJobs.ROW_TYPE).claimEpoch(job, "test");
-    String identity = target.open(TestJobs.ROW_TYPE).identity();
+    long epoch = TestJobs.claimEpoch(target, job, "test");
+    String identity = TestJobs.identity(target);
     CheckpointCommittable committable = staged(target, job, epoch, 1, 0, identity);
     LakecommitCommitter running = new LakecommitCommitter(target, TestJobs.ROW_TYPE, RetryPolicy.defaults(), job,
         epoch, OptionalLong.empty(), TestJobs.noMetrics());

@@ -275,6 +275,23 @@ final class TestJobs {
   }
 
   /** Committer metrics registered nowhere, for committers made outside Flink. */
+  /** Claims a run epoch for the job in the target's table, as the client does when Flink translates the sink. */
+  static long claimEpoch(SinkRecipe target, dev.lakecommit.core.JobId job, String run) throws java.io.IOException {
+    SinkRecipe.CoreSink core = target.open(ROW_TYPE);
+    try (var sink = core.sink(); dev.lakecommit.core.TargetRun claiming = core.openRun(job)) {
+      return claiming.claim(run).epoch();
+    }
+  }
+
+  /** The identity of the target's table, read now. */
+  static String identity(SinkRecipe target) throws java.io.IOException {
+    SinkRecipe.CoreSink core = target.open(ROW_TYPE);
+    try (var sink = core.sink(); dev.lakecommit.core.TargetRun reading = core.openRun(
+        dev.lakecommit.core.JobId.of("identity"))) {
+      return reading.readIdentity();
+    }
+  }
+
   static CommitMetrics noMetrics() {
     return CommitMetrics.register(new org.apache.flink.metrics.groups.UnregisteredMetricsGroup());
   }

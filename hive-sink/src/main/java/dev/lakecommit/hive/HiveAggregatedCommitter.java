@@ -6,7 +6,6 @@ import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingLayout;
@@ -33,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * retry policy retries what is retryable, and every attempt starts with the idempotency check.
  */
 final class HiveAggregatedCommitter
-    implements SinkAggregatedCommitter<StagingManifest, HiveCommittable>, SupportsCommitLookup,
+    implements SinkAggregatedCommitter<StagingManifest, HiveCommittable>,
         SupportsCommitProperties {
   private static final Logger LOG = LoggerFactory.getLogger(HiveAggregatedCommitter.class);
 
@@ -167,11 +166,6 @@ final class HiveAggregatedCommitter
   @Override
   public CommitId commitId(HiveCommittable committable) {
     return committable.commitId();
-  }
-
-  @Override
-  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-    return HiveTarget.lastCommitted(context, intents, jobId);
   }
 
   /**

@@ -1,13 +1,11 @@
 package dev.lakecommit.hive;
 
 import dev.lakecommit.core.CommitTarget;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.InputConverter;
@@ -61,7 +59,6 @@ import org.apache.thrift.TException;
 public final class HiveSink<IN>
     implements Sink<IN, StagingManifest, StagingWriterState>,
         SupportsAggregatedCommitter<StagingManifest, HiveCommittable>,
-        SupportsStagingCleanup,
         SupportsTarget {
 
   private final HiveSinkConfig config;
@@ -297,18 +294,4 @@ public final class HiveSink<IN>
     return new HiveCommittable.Serializer();
   }
 
-  /**
-   * Deletes staged leftovers of checkpoints above {@code checkpointId} of every run epoch, found by prefix under the
-   * table (as {@link HiveTarget#deleteStaged} does for a range of epochs). Commit intents are never deleted here.
-   */
-  @Override
-  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-    long deleted;
-    try (FileIO io = fileIO()) {
-      deleted = HiveTarget.deleteStaged(io, layout, jobId, checkpointId, 0, Long.MAX_VALUE);
-    }
-    PendingUploads.abortStaged(table.baseLocation().getFileSystem(config.hadoopConf()), table.baseLocation(), layout,
-        jobId, checkpointId, 0, Long.MAX_VALUE);
-    return deleted;
-  }
 }

@@ -183,7 +183,12 @@ final class HiveTarget implements CommitTarget {
 
   @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    long deleted = deleteStaged(io, layout, jobId, checkpointId, minEpoch, maxEpoch);
+    long deleted;
+    try {
+      deleted = new StagingCleaner(io, layout).deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
     PendingUploads.abortStaged(context.storage().fs(), context.table().baseLocation(), layout, jobId, checkpointId,
         minEpoch, maxEpoch);
     return deleted;
@@ -194,16 +199,6 @@ final class HiveTarget implements CommitTarget {
       throws IOException {
     try {
       return new StagingCleaner(io, layout).deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
-    } catch (UncheckedIOException e) {
-      throw e.getCause();
-    }
-  }
-
-  /** The one way the sink deletes staged files (its target and its {@code deleteStagedAfter}). */
-  static long deleteStaged(FileIO io, StagingLayout layout, JobId jobId, long checkpointId, long minEpoch,
-      long maxEpoch) throws IOException {
-    try {
-      return new StagingCleaner(io, layout).deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
     } catch (UncheckedIOException e) {
       throw e.getCause();
     }

@@ -455,14 +455,12 @@ class HiveRunEpochIT {
     try (HiveTarget target = target(dying); HiveAggregatedCommitter committer = committer(dying)) {
       HiveCommittable committable = stage(dying, committer, job, 0, 1, rows(0, 10, MIXED));
       assertThatThrownBy(() -> committer.commit(committable)).isInstanceOf(SimulatedCrash.class);
-      // The staging cleaners never take an intent: only its own commit or a later run's claim does.
+      // The staging cleaner never takes an intent: only its own commit or a later run's claim does.
       target.deleteStaged(job, 0, 0, Long.MAX_VALUE);
-      dying.deleteStagedAfter(job, 0);
       assertThat(intents(table, job)).hasSize(1);
       assertThatThrownBy(() -> target.lastCommittedCheckpoint(job)).isInstanceOf(IOException.class)
           .hasMessageContaining("unfinished").hasMessageContaining("checkpoints [1]")
           .hasMessageContaining(job.value()).hasMessageContaining(HiveFixture.DB + "." + table);
-      assertThatThrownBy(() -> committer.lastCommittedCheckpoint(job)).isInstanceOf(IOException.class);
     }
   }
 

@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
@@ -348,7 +349,9 @@ abstract class HiveSinkSuite {
     try (HiveAggregatedCommitter committer = committer(restarted)) {
       HiveCommittable restored = VersionedSerialization.fromBytes(restarted.aggregatedCommitSerializer(), persisted);
       assertThat(committer.commit(restored).isSuccess()).isTrue();
-      assertThat(committer.lastCommittedCheckpoint(JobId.of("ow"))).hasValue(1);
+    }
+    try (CommitTarget target = restarted.openTarget()) {
+      assertThat(target.lastCommittedCheckpoint(JobId.of("ow"))).hasValue(1);
     }
     TableContents after = fixture().contents(table);
     assertThat(after.names()).containsExactlyInAnyOrder("cat=p0", "cat=p1", "cat=p2", "cat=p3", "cat=p4");

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CrashHarness;
 import dev.lakecommit.core.testing.CrashSchedule;
@@ -175,8 +176,8 @@ class LocalHiveSinkIT extends HiveSinkSuite {
     assertThat(derived.schema().columns()).extracting(Types.NestedField::name)
         .containsExactly("id", "payload", "cat", "bucket");
     assertThat(derived.partitionColumns()).containsExactly("cat", "bucket");
-    try (HiveAggregatedCommitter committer = committer(derived)) {
-      assertThat(committer.lastCommittedCheckpoint(JobId.of("none"))).isEmpty();
+    try (CommitTarget target = derived.openTarget()) {
+      assertThat(target.lastCommittedCheckpoint(JobId.of("none"))).isEmpty();
     }
   }
 
@@ -288,7 +289,9 @@ class LocalHiveSinkIT extends HiveSinkSuite {
           .isInstanceOf(CommitOutcome.Committed.class);
       assertThat(committer.commit(stage(sink, committer, "foreign", 2, rows(10, 20, HiveTestData.MIXED))))
           .isInstanceOf(CommitOutcome.Committed.class);
-      assertThat(committer.lastCommittedCheckpoint(JobId.of("foreign"))).hasValue(2);
+    }
+    try (CommitTarget target = sink.openTarget()) {
+      assertThat(target.lastCommittedCheckpoint(JobId.of("foreign"))).hasValue(2);
     }
     assertThat(fixture.client().getTable(HiveFixture.DB, table).getParameters())
         .containsEntry(TableParameters.VERSION_KEY, "3")   // the fencing probe's swap, then one per commit

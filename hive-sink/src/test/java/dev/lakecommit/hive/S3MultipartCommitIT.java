@@ -8,6 +8,7 @@ import static dev.lakecommit.hive.HiveTestData.stage;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.WriterContext;
@@ -162,7 +163,10 @@ class S3MultipartCommitIT {
     }
     assertThat(pendingUnder(table)).hasSize(20);
 
-    long deleted = sink.deleteStagedAfter(JobId.of("leak"), 1);
+    long deleted;
+    try (CommitTarget target = sink.openTarget()) {
+      deleted = target.deleteStaged(JobId.of("leak"), 1, 0, Long.MAX_VALUE);
+    }
 
     assertThat(deleted).as("staged files deleted").isPositive();
     List<String> left = pendingUnder(table);

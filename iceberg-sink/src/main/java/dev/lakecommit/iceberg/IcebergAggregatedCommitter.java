@@ -4,7 +4,6 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingLayout;
@@ -21,7 +20,6 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.exceptions.RuntimeIOException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * optionally coalesces several pending append checkpoints into one snapshot.
  */
 final class IcebergAggregatedCommitter
-    implements SinkAggregatedCommitter<StagingManifest, IcebergCommittable>, SupportsCommitLookup,
+    implements SinkAggregatedCommitter<StagingManifest, IcebergCommittable>,
         SupportsCommitProperties {
   private static final Logger LOG = LoggerFactory.getLogger(IcebergAggregatedCommitter.class);
 
@@ -310,15 +308,6 @@ final class IcebergAggregatedCommitter
       return committer.currentProperties();
     } catch (RuntimeException e) {
       throw new IOException("Cannot read the properties of table " + table.name(), e);
-    }
-  }
-
-  @Override
-  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-    try {
-      return committer.lastCommitted(jobId);
-    } catch (RuntimeException e) {
-      throw new IOException("Cannot read the watermark of job " + jobId + " from table " + table.name(), e);
     }
   }
 }

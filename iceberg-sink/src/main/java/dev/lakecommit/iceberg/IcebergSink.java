@@ -1,18 +1,15 @@
 package dev.lakecommit.iceberg;
 
 import dev.lakecommit.core.CommitId;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.staging.InputConverter;
-import dev.lakecommit.staging.StagingCleaner;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
@@ -46,7 +43,6 @@ import org.apache.iceberg.data.Record;
 public final class IcebergSink<IN>
     implements Sink<IN, StagingManifest, StagingWriterState>,
         SupportsAggregatedCommitter<StagingManifest, IcebergCommittable>,
-        SupportsStagingCleanup,
         SupportsTarget {
 
   private final IcebergSinkConfig config;
@@ -227,11 +223,6 @@ public final class IcebergSink<IN>
   @Override
   public SimpleVersionedSerializer<IcebergCommittable> aggregatedCommitSerializer() {
     return new IcebergCommittable.Serializer();
-  }
-
-  @Override
-  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-    return new StagingCleaner(table.io(), layout).deleteStagedAfter(jobId, checkpointId);
   }
 
   /**

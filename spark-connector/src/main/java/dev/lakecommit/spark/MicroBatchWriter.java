@@ -3,6 +3,7 @@ package dev.lakecommit.spark;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import java.io.IOException;
@@ -72,7 +73,7 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
     String runKey = job + "/" + queryId + "/" + runId(batch);
     if (run == null || !run.key().equals(runKey)) {
       if (run != null) {
-        run.fence().close();
+        run.close();
       }
       run = startRun(runKey, batch, job, queryId, batchId);
     }
@@ -83,7 +84,7 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
       return;
     }
     SinkRecipe.Opened<?> opened = SinkCache.open(target, batch.schema());
-    WriteResult result = WriteRun.execute(target, opened, batch, run.fence(), checkpoint.getAsLong(),
+    WriteResult result = WriteRun.execute(target, opened, batch, run.target(), checkpoint.getAsLong(),
         retry == null ? RetryPolicy.defaults() : retry, run.commitProperties());
     LOG.info("Micro-batch {} of job {} to {} as checkpoint {}: {} ({} records)", batchId, job, target.describe(),
         checkpoint.getAsLong(), result.status(), result.records());
@@ -92,7 +93,13 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
   /** Claims the run's epoch, fixes its batch id mapping and deletes what fenced runs staged. */
   private QueryRun startRun(String key, Dataset<Row> batch, JobId job, String queryId, long firstBatch) {
     SinkRecipe.Opened<?> opened = SinkCache.open(target, batch.schema());
-    TargetRun fence = TargetRun.open(opened, job, target.describe());
+    TargetRun fence;
+    try {
+      fence = opened.openRun(job, target.describe());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot open " + target.describe() + " for job " + job + ": " + e.getMessage(),
+          e);
+    }
     try {
       fence.claim("Spark query " + (queryId == null ? "(none)" : queryId) + ", " + RunEpoch.thisProcess());
       OptionalLong committed = fence.lastCommitted();
@@ -117,11 +124,11 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
           job, fence.epoch(), firstBatch, ids);
       return new QueryRun(key, fence, ids, properties);
     } catch (IOException e) {
-      fence.close();
-      throw new UncheckedIOException("Cannot read the batch ids of job " + job + " from " + target.describe() + ": "
-          + e.getMessage(), e);
+      SinkRecipe.Opened.close(fence);
+      throw new UncheckedIOException("Cannot start job " + job + " on " + target.describe() + ": " + e.getMessage(),
+          e);
     } catch (RuntimeException e) {
-      fence.close();
+      SinkRecipe.Opened.close(fence);
       throw e;
     }
   }
@@ -160,7 +167,12 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
   }
 
   /** One start of the query, as this function sees it. */
-  private record QueryRun(String key, TargetRun fence, BatchIds ids, Map<String, String> commitProperties) {}
+  private record QueryRun(String key, TargetRun target, BatchIds ids, Map<String, String> commitProperties) {
+
+    void close() {
+      SinkRecipe.Opened.close(target);
+    }
+  }
 
   /** Chooses the job id and retries, then the target. */
   public static final class Builder {

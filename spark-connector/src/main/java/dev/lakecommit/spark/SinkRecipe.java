@@ -1,11 +1,12 @@
 package dev.lakecommit.spark;
 
-import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.SupportsCommitProperties;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.staging.StagingLayout;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
@@ -16,6 +17,8 @@ import java.util.UUID;
 import org.apache.iceberg.io.FileIO;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where a Spark write goes: a recipe that builds the Lakecommit sink from a configuration supplier, on the driver
@@ -23,6 +26,7 @@ import org.apache.spark.sql.types.StructType;
  */
 abstract class SinkRecipe implements Serializable {
   private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(SinkRecipe.class);
 
   /** Identifies this target within a JVM's {@link SinkCache}: one sink per target and input schema. */
   final String key = UUID.randomUUID().toString();
@@ -44,18 +48,22 @@ abstract class SinkRecipe implements Serializable {
       StagingLayout layout,
       FileIO stagingIO) {
 
-    /** Whether the sink's target claims run epochs (it opens a {@link CommitTarget} of its own). */
-    boolean claimsEpochs() {
-      return sink instanceof SupportsTarget;
-    }
-
-    /** Opens the sink's target; the caller closes it. */
-    CommitTarget openTarget(String where) throws IOException {
+    /** Opens a run of the job on the sink's target, not claimed yet; the caller closes it. */
+    TargetRun openRun(JobId jobId, String where) throws IOException {
       if (!(sink instanceof SupportsTarget supports)) {
         throw new IllegalArgumentException("The sink of " + where + " has no CommitTarget; the Spark adapter needs"
             + " one to fence runs and look up commits");
       }
-      return supports.openTarget();
+      return TargetRun.open(supports, jobId);
+    }
+
+    /** Closes a run; a failure to close is logged, never thrown over what the run did. */
+    static void close(TargetRun run) {
+      try {
+        run.close();
+      } catch (IOException e) {
+        LOG.warn("Could not close {}: {}", run.name(), e.toString());
+      }
     }
 
     /**

@@ -3,8 +3,11 @@ package dev.lakecommit.spark;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
@@ -91,7 +94,9 @@ public final class TableWrite {
     }
     JobId job = JobId.of(writeId);
     SinkRecipe.Opened<?> opened = SinkCache.open(target, data.schema());
-    try (TargetRun run = TargetRun.open(opened, job, target.describe())) {
+    TargetRun run = null;
+    try {
+      run = opened.openRun(job, target.describe());
       OptionalLong committed = run.lastCommitted();
       if (committed.isPresent() && committed.getAsLong() >= CHECKPOINT_ID) {
         // A rerun of a finished write: no run, no epoch claim.
@@ -102,6 +107,13 @@ public final class TableWrite {
       // Read after the claim: whatever an older run committed before it is seen, nothing after it can land.
       run.deleteOlderRuns(run.lastCommitted().orElse(0));
       return WriteRun.execute(target, opened, data, run, CHECKPOINT_ID, retry, Map.of());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot run write " + writeId + " on " + target.describe() + ": "
+          + e.getMessage(), e);
+    } finally {
+      if (run != null) {
+        SinkRecipe.Opened.close(run);
+      }
     }
   }
 }

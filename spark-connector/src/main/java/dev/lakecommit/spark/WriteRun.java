@@ -3,17 +3,16 @@ package dev.lakecommit.spark;
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.RetryPolicy;
-import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.SupportsCommitProperties;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -83,7 +82,13 @@ final class WriteRun<A> implements BatchWrite {
   }
 
   private WriteResult execute() {
-    OptionalLong committed = run.lastCommitted();
+    OptionalLong committed;
+    try {
+      committed = run.lastCommitted();
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read the commits of job " + commitId.jobId() + " from "
+          + target.describe() + ": " + e.getMessage(), e);
+    }
     if (committed.isPresent() && committed.getAsLong() >= commitId.checkpointId()) {
       LOG.info("{} of {} is already committed (last committed checkpoint {}); nothing written", commitId,
           target.describe(), committed.getAsLong());
@@ -101,9 +106,9 @@ final class WriteRun<A> implements BatchWrite {
         }
         throw commitFailure;
       }
-      Optional<RunEpoch> newer = run.fencedBy();
-      if (newer.isPresent()) {
-        throw fenced(newer.get(), e);
+      String fenced = run.fencedMessage("Write of " + commitId + " to " + target.describe());
+      if (fenced != null) {
+        throw new IllegalStateException(fenced + ". The failure it hit: " + e, e);
       }
       throw e;
     } finally {
@@ -114,13 +119,6 @@ final class WriteRun<A> implements BatchWrite {
           + " without committing it");
     }
     return result;
-  }
-
-  /** A write whose tasks failed because a newer run of the job took over (and deleted what this run staged). */
-  private IllegalStateException fenced(RunEpoch newer, RuntimeException failure) {
-    return new IllegalStateException("Write of " + commitId + " to " + target.describe() + " stopped: a newer run"
-        + " of the same job holds " + newer + ", so this run (epoch " + run.epoch() + ") is fenced and commits"
-        + " nothing; it deleted only files it staged itself. The failure it hit: " + failure, failure);
   }
 
   @Override
@@ -174,8 +172,8 @@ final class WriteRun<A> implements BatchWrite {
       A combined = committer.combine(commitId, manifests);
       commitAttempted = true;
       stagedDeletable = false;
-      outcome = retry.commit("commit of " + commitId + " to " + target.describe(),
-          () -> committer.commit(combined));
+      outcome = run.settle(commitId.checkpointId(), retry.commit("commit of " + commitId + " to "
+          + target.describe(), () -> committer.commit(combined)));
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot commit " + commitId + " to " + target.describe() + ": "
           + e.getMessage(), e);
@@ -210,16 +208,9 @@ final class WriteRun<A> implements BatchWrite {
       return;
     }
     try {
-      if (run.epoch() == 0) {
-        // A target without epochs: its staged names do not tell runs apart, so not once another run committed.
-        OptionalLong committed = run.lastCommitted();
-        if (committed.isPresent() && committed.getAsLong() >= commitId.checkpointId()) {
-          return;
-        }
-      }
       // Only this run's epoch: a newer run of the job may be staging the same checkpoint now.
       run.deleteOwn(commitId.checkpointId() - 1);
-    } catch (RuntimeException e) {
+    } catch (IOException | RuntimeException e) {
       LOG.warn("Could not delete the staged files of failed write {} to {} (run epoch {}); the next run of the job"
           + " deletes them: {}", commitId, target.describe(), run.epoch(), e.toString());
     }

@@ -1,23 +1,18 @@
 package dev.lakecommit.core.runtime;
 
-import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
-import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
-import java.io.IOException;
+import dev.lakecommit.core.TargetRun;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
-import java.util.Map;
 import java.util.NavigableMap;
-import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The pending commits of a run and the loop that commits them, oldest first, each until its outcome is final.
+ * When a run's pending commits ({@link PendingCommits}) are made: each by {@link CommitAttempts}, oldest first,
+ * on the coordinator's thread or on a committer thread of its own.
  *
  * <p>Synchronous (at most 0 uncommitted checkpoints): {@link #persisted} commits on the calling thread before it
  * returns, so reading waits for every commit. Pipelined (at most K ≥ 1): one committer thread commits the
@@ -31,31 +26,22 @@ import org.slf4j.LoggerFactory;
 final class CheckpointCommitter<A> implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CheckpointCommitter.class);
 
-  /** Finds the newest checkpoint the target holds (to settle an attempt of unknown outcome). */
-  interface Lookup {
-    OptionalLong lastCommitted() throws IOException;
-  }
-
   private record Persisted(long checkpointId, long recordCount) {}
 
   private final StandaloneJob<?> job;
   private final JobId jobId;
-  private final CommitPath<?, A> path;
   private final StallWatchdog watchdog;
-  private final Lookup lookup;
   private final JobListener listener;
+  private final PendingCommits<A> pending = new PendingCommits<>();
+  private final CommitAttempts<A> attempts;
   private final int maxUncommitted;
   /** How long a stalled run waits for its interrupted committer thread before it goes on without it. */
   private final long stopTimeoutMillis;
 
-  /** Guards the pending maps, the queue of persisted checkpoints and the committer thread's state. */
+  /** Guards the queue of persisted checkpoints and the committer thread's state. */
   private final Object lock = new Object();
   /** Held by whoever commits: commits never overlap, so they land in checkpoint order. */
   private final Object commitLock = new Object();
-  private final TreeMap<Long, A> pending = new TreeMap<>();
-  private final TreeMap<Long, byte[]> pendingBytes = new TreeMap<>();
-  /** The source's commit position of each pending checkpoint that has one (CheckpointedSource#commitPosition). */
-  private final TreeMap<Long, String> pendingPositions = new TreeMap<>();
   /** Persisted checkpoints whose commits (of them and everything before) are not all done, oldest first. */
   private final Deque<Persisted> uncommitted = new ArrayDeque<>();
   private Thread thread;
@@ -67,23 +53,15 @@ final class CheckpointCommitter<A> implements AutoCloseable {
   private boolean abandoned;
   private volatile Throwable failure;
 
-  /** Whether the committer was given commit properties (a source position) that a later commit must clear. */
-  private boolean positionSet;
-  private int commits;
-  private int skippedCommits;
-  private int commitRetries;
-  private long commitRetryNanos;
-
-  CheckpointCommitter(StandaloneJob<?> job, CommitPath<?, A> path, StallWatchdog watchdog, Lookup lookup) {
+  CheckpointCommitter(StandaloneJob<?> job, CommitPath<?, A> path, TargetRun run, StallWatchdog watchdog) {
     this.job = job;
     this.jobId = job.jobId;
-    this.path = path;
     this.watchdog = watchdog;
-    this.lookup = lookup;
     this.maxUncommitted = job.maxUncommittedCheckpoints;
     this.stopTimeoutMillis = job.committerStopTimeout.toMillis();
     // Listener steps come from two threads when pipelined; a listener sees them one at a time.
     this.listener = maxUncommitted == 0 ? job.listener : new SerializedListener(job.listener);
+    this.attempts = new CommitAttempts<>(job, path, run, pending, watchdog, listener, this::checkNotAbandoned);
   }
 
   JobListener listener() {
@@ -96,32 +74,20 @@ final class CheckpointCommitter<A> implements AutoCloseable {
 
   /** Adds the combined commit of a checkpoint that is about to be persisted. */
   void add(long checkpointId, A committable, byte[] bytes, String commitPosition) {
-    synchronized (lock) {
-      pending.put(checkpointId, committable);
-      pendingBytes.put(checkpointId, bytes);
-      if (commitPosition != null) {
-        pendingPositions.put(checkpointId, commitPosition);
-      }
-    }
+    pending.add(checkpointId, committable, bytes, commitPosition);
   }
 
   /** The pending commits for a checkpoint record: every commit whose outcome is not final yet. */
   NavigableMap<Long, byte[]> pendingBytes() {
-    synchronized (lock) {
-      return new TreeMap<>(pendingBytes);
-    }
+    return pending.bytes();
   }
 
   NavigableMap<Long, String> pendingPositions() {
-    synchronized (lock) {
-      return new TreeMap<>(pendingPositions);
-    }
+    return pending.positions();
   }
 
   int pendingCount() {
-    synchronized (lock) {
-      return pending.size();
-    }
+    return pending.size();
   }
 
   /** Starts the committer thread of a pipelined run (after the restored pending commits are done). */
@@ -281,19 +247,19 @@ final class CheckpointCommitter<A> implements AutoCloseable {
   }
 
   int commits() {
-    return commits;
+    return attempts.commits();
   }
 
   int skippedCommits() {
-    return skippedCommits;
+    return attempts.skippedCommits();
   }
 
   int commitRetries() {
-    return commitRetries;
+    return attempts.commitRetries();
   }
 
   long commitRetryNanos() {
-    return commitRetryNanos;
+    return attempts.commitRetryNanos();
   }
 
   private void rethrowFailure() throws InterruptedException {
@@ -337,7 +303,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
         synchronized (commitLock) {
           TreeMap<Long, A> due = due(newestPersisted);
           if (!due.isEmpty()) {
-            commitNext(due);
+            attempts.commitNext(due);
           }
         }
         completeCommitted();
@@ -359,7 +325,7 @@ final class CheckpointCommitter<A> implements AutoCloseable {
       Persisted first;
       synchronized (lock) {
         first = uncommitted.peekFirst();
-        if (abandoned || first == null || (!pending.isEmpty() && pending.firstKey() <= first.checkpointId())) {
+        if (abandoned || first == null || pending.anyAtOrBelow(first.checkpointId())) {
           return;
         }
       }
@@ -372,136 +338,16 @@ final class CheckpointCommitter<A> implements AutoCloseable {
   }
 
   private TreeMap<Long, A> due(long lastId) {
-    synchronized (lock) {
-      return new TreeMap<>(pending.headMap(lastId, true));
-    }
+    return pending.due(lastId);
   }
 
   /** Commits every pending checkpoint up to {@code lastId} on the calling thread, oldest first. */
   private void commitUpTo(long lastId) throws InterruptedException {
     synchronized (commitLock) {
       for (TreeMap<Long, A> due = due(lastId); !due.isEmpty(); due = due(lastId)) {
-        commitNext(due);
+        attempts.commitNext(due);
       }
     }
-  }
-
-  /** Makes the next commit of the due ones (the committer may merge the oldest into one carrying the newest id). */
-  private void commitNext(TreeMap<Long, A> due) throws InterruptedException {
-    CommitPath.Next<A> next = path.next(due);
-    long id = next.lastCheckpointId();
-    recordPosition(id);
-    long start = System.nanoTime();
-    watchdog.phase("committing checkpoint " + id);
-    int[] attempts = {0};
-    long[] firstFailure = {Long.MIN_VALUE};
-    boolean[] unknown = {false};
-    CommitOutcome outcome = job.commitRetry.commit("commit of checkpoint " + id + " of job " + jobId, () -> {
-      int attemptNo = ++attempts[0];
-      checkNotAbandoned(id);
-      CommitOutcome result = path.commit(next.committable());
-      checkNotAbandoned(id);
-      if (result.isRetryable()) {
-        Throwable cause = result instanceof CommitOutcome.Retryable r
-            ? r.cause() : ((CommitOutcome.Unknown) result).cause();
-        commitRetries++;
-        unknown[0] |= result instanceof CommitOutcome.Unknown;
-        if (firstFailure[0] == Long.MIN_VALUE) {
-          firstFailure[0] = System.nanoTime();
-        }
-        watchdog.error(cause);
-        watchdog.phase("retrying the commit of checkpoint " + id + " (attempt " + attemptNo + " failed)");
-        listener.onCommitAttemptFailed(id, attemptNo, cause);
-      }
-      return result;
-    });
-    long duration = System.nanoTime() - start;
-    if (firstFailure[0] != Long.MIN_VALUE) {
-      commitRetryNanos += System.nanoTime() - firstFailure[0];
-    }
-    checkNotAbandoned(id);
-    if (unknown[0] && outcome.isRetryable()) {
-      outcome = settle(id, outcome);
-    }
-    if (outcome instanceof CommitOutcome.Committed c) {
-      commits++;
-      LOG.info("Committed checkpoint {} of job {} as {} in {} ms", id, jobId, c.targetVersion(),
-          duration / 1_000_000);
-    } else if (outcome instanceof CommitOutcome.AlreadyCommitted a) {
-      skippedCommits++;
-      LOG.info("Checkpoint {} of job {} was already committed ({}); skipped", id, jobId, a.reason());
-    } else {
-      throw failed(id, outcome, attempts[0], unknown[0]);
-    }
-    for (long covered : due.headMap(id, true).keySet()) {
-      synchronized (lock) {
-        pending.remove(covered);
-        pendingBytes.remove(covered);
-        pendingPositions.remove(covered);
-      }
-      watchdog.progressed("committed checkpoint " + covered);
-      listener.onCommitted(covered, outcome, duration);
-    }
-  }
-
-  private JobFailedException failed(long id, CommitOutcome outcome, int attempts, boolean unknown) {
-    if (outcome instanceof CommitOutcome.Fatal f && f.cause() instanceof FencedException fenced) {
-      return new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " refused: "
-          + fenced.getMessage() + ". This run committed nothing of checkpoint " + id + " and deletes only files"
-          + " it staged itself.", fenced);
-    }
-    if (outcome instanceof CommitOutcome.Fatal f) {
-      return new JobFailedException("Commit of checkpoint " + id + " of job " + jobId + " failed: "
-          + f.cause().getMessage() + ". The checkpoint and its staged files are kept in "
-          + job.store.location() + "; fix the cause and run the job again.", f.cause());
-    }
-    if (outcome instanceof CommitOutcome.Retryable r && !unknown) {
-      return new JobFailedException("Could not commit checkpoint " + id + " of job " + jobId + " after "
-          + attempts + " attempts in at most " + job.commitRetry.totalTimeout().toSeconds() + " s: " + r.cause().getMessage() + ". The checkpoint is durable in "
-          + job.store.location() + "; run the job again to retry the commit.", r.cause());
-    }
-    Throwable cause = outcome instanceof CommitOutcome.Retryable r ? r.cause()
-        : ((CommitOutcome.Unknown) outcome).cause();
-    return new JobFailedException("The outcome of the commit of checkpoint " + id + " of job " + jobId
-        + " is unknown after " + attempts + " attempts (the target did not answer whether an attempt landed; "
-        + "last: " + cause.getMessage() + "). It is committed once either way: the next run of the job reads the"
-        + " target and commits it only if it did not land. The checkpoint is durable in " + job.store.location()
-        + ".", cause);
-  }
-
-  /**
-   * The commit of checkpoint {@code id} sets the source position it was taken at in the table, next to the
-   * watermark (CommitId#sourcePositionKey); a commit without one sets none.
-   */
-  private void recordPosition(long id) {
-    String position;
-    synchronized (lock) {
-      position = pendingPositions.get(id);
-    }
-    if (position != null) {
-      positionSet = path.commitProperties(Map.of(CommitId.sourcePositionKey(jobId), position));
-    } else if (positionSet) {
-      path.commitProperties(Map.of());
-      positionSet = false;
-    }
-  }
-
-  /**
-   * After an attempt of unknown outcome, asks the target once whether the checkpoint landed: committed if the
-   * target holds it; otherwise, or if the target cannot answer, the outcome stays as it was.
-   */
-  private CommitOutcome settle(long id, CommitOutcome outcome) {
-    try {
-      OptionalLong committed = lookup.lastCommitted();
-      if (committed.isPresent() && committed.getAsLong() >= id) {
-        LOG.info("Checkpoint {} of job {} landed in an attempt of unknown outcome (the target holds checkpoint {})",
-            id, jobId, committed.getAsLong());
-        return CommitOutcome.alreadyCommitted("an attempt of unknown outcome landed");
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("Could not settle the commit of checkpoint {} of job {}: {}", id, jobId, e.toString());
-    }
-    return outcome;
   }
 
   /** Passes the steps of two threads (coordinator and committer) to a listener one at a time. */

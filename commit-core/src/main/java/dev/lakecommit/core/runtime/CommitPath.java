@@ -2,17 +2,15 @@ package dev.lakecommit.core.runtime;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
 import dev.lakecommit.core.SupportsCommitProperties;
+import dev.lakecommit.core.TargetRun;
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.SortedMap;
 
 /** The sink's aggregated committer as the runtime drives it, with the serializer of its combined commits. */
@@ -79,8 +77,8 @@ final class CommitPath<C, A> implements AutoCloseable {
   }
 
   /** Commits only while the target holds the run's epoch. */
-  void fence(JobId jobId, long epoch) {
-    committer.fence(jobId, epoch);
+  void fence(TargetRun run) {
+    run.fence(committer);
   }
 
   /** A staged file of the commit that no longer exists, if any. */
@@ -90,15 +88,6 @@ final class CommitPath<C, A> implements AutoCloseable {
 
   SimpleVersionedSerializer<A> serializer() {
     return serializer;
-  }
-
-  /** Whether {@link #lastCommitted} can read the target (for sinks without a {@code CommitTarget}). */
-  boolean canLookUp() {
-    return committer instanceof SupportsCommitLookup;
-  }
-
-  OptionalLong lastCommitted(JobId jobId) throws IOException {
-    return ((SupportsCommitLookup) committer).lastCommittedCheckpoint(jobId);
   }
 
   @Override

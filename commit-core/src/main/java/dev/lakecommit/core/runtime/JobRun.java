@@ -1,13 +1,12 @@
 package dev.lakecommit.core.runtime;
 
 import dev.lakecommit.core.CommitId;
-import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkWriter;
-import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.WriterContext;
 import java.io.IOException;
@@ -28,14 +27,11 @@ final class JobRun<IN, C, S, A> {
   private final StandaloneJob<IN> job;
   private final Sink<IN, C, S> sink;
   private final CommitPath<C, A> path;
-  /** The sink's target, or null for a sink without one (no epoch claim; the store's attempt is the epoch). */
-  private final CommitTarget target;
+  /** This run on the sink's target: its epoch claim, fence, watermark and sweeps. */
+  private final TargetRun run;
   private final int attempt;
   private final JobId jobId;
 
-  /** This run's epoch: claimed in the target, or the store's attempt number for a sink without target. */
-  private long epoch;
-  private String targetIdentity = "";
   private long nextCheckpointId;
   private long lastCheckpointId;
   private long recordCount;
@@ -49,11 +45,11 @@ final class JobRun<IN, C, S, A> {
   private boolean persisting;
   private Exception failure;
 
-  JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, CommitTarget target, int attempt) {
+  JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, TargetRun run, int attempt) {
     this.job = job;
     this.sink = sink;
     this.path = path;
-    this.target = target;
+    this.run = run;
     this.attempt = attempt;
     this.jobId = job.jobId;
   }
@@ -71,7 +67,7 @@ final class JobRun<IN, C, S, A> {
         commits.interrupt();
       }
     });
-    committer = new CheckpointCommitter<>(job, path, watchdog, this::lastCommitted);
+    committer = new CheckpointCommitter<>(job, path, run, watchdog);
     listener = committer.listener();
     try {
       return runWatched();
@@ -103,25 +99,13 @@ final class JobRun<IN, C, S, A> {
    * says so first: the failure it hit is a consequence. Null if the target still holds this run's epoch.
    */
   private JobFailedException fencedInstead(Exception e) {
-    if (target == null || epoch == 0) {
-      return null;
-    }
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof FencedException) {
         return null;
       }
     }
-    try {
-      Optional<RunEpoch> now = target.currentEpoch(jobId);
-      if (now.isPresent() && now.get().epoch() > epoch) {
-        return new JobFailedException("Job " + jobId + " stopped: a newer run of the same job holds "
-            + now.get() + " in " + target.name() + ", so this run (epoch " + epoch + ") is fenced and commits"
-            + " nothing more; it deleted only files it staged itself. The failure it hit: " + e, e);
-      }
-    } catch (IOException | RuntimeException check) {
-      e.addSuppressed(check);
-    }
-    return null;
+    String fenced = run.fencedMessage("Job " + jobId);
+    return fenced == null ? null : new JobFailedException(fenced + ". The failure it hit: " + e, e);
   }
 
   private String endpointsText() {
@@ -232,18 +216,11 @@ final class JobRun<IN, C, S, A> {
    * fenced, and whatever it did before is seen here.
    */
   private CheckpointRecord restore() throws IOException {
-    if (target != null) {
-      RunEpoch claimed = target.claimEpoch(jobId, RunEpoch.thisProcess() + ", attempt " + attempt);
-      epoch = claimed.epoch();
-      path.fence(jobId, epoch);
-      targetIdentity = target.identity();
-      LOG.info("Job {} runs as {} in {}", jobId, claimed, target.name());
-    } else {
-      epoch = attempt;
-    }
+    run.claim(RunEpoch.thisProcess() + ", attempt " + attempt);
+    path.fence(run);
     List<CheckpointStore.Stored> stored = job.store.checkpoints();
-    NavigableMap<Long, Long> epochStarts = job.store.epochStarts(targetIdentity);
-    OptionalLong watermark = lastCommitted();
+    NavigableMap<Long, Long> epochStarts = job.store.epochStarts(run.identity());
+    OptionalLong watermark = run.lastCommitted();
     CheckpointRecord record = null;
     int readable = 0;
     for (CheckpointStore.Stored candidate : stored) {
@@ -267,7 +244,7 @@ final class JobRun<IN, C, S, A> {
     }
     record = checkTargetIdentity(record);
     long restoredId = record == null ? 0 : record.checkpointId();
-    job.store.markEpochStart(epoch, restoredId, targetIdentity);
+    job.store.markEpochStart(run.epoch(), restoredId, run.identity());
     long committed = watermark.orElse(0);
     if (committed > restoredId) {
       String message = "The target already holds checkpoint " + committed + " of job " + jobId
@@ -298,35 +275,21 @@ final class JobRun<IN, C, S, A> {
           jobId, restoredId, recordCount, committer.pendingCount(), attempt);
     }
     long keep = Math.max(restoredId, committed);
-    long deleted = 0;
-    if (target != null) {
-      // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11).
-      deleted = target.deleteStaged(jobId, keep, 0, epoch);
-    } else if (sink instanceof SupportsStagingCleanup cleanup) {
-      deleted = cleanup.deleteStagedAfter(jobId, keep);
-    }
-    if (deleted > 0) {
-      LOG.info("Deleted {} staged files of job {} above checkpoint {}", deleted, jobId, keep);
-    }
+    // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11).
+    run.deleteOlderRuns(keep);
     return record;
-  }
-
-  private OptionalLong lastCommitted() throws IOException {
-    if (target != null) {
-      return target.lastCommittedCheckpoint(jobId);
-    }
-    return path.canLookUp() ? path.lastCommitted(jobId) : OptionalLong.empty();
   }
 
   /** A checkpoint taken against another table (dropped and created again under the name) is never committed. */
   private CheckpointRecord checkTargetIdentity(CheckpointRecord record) {
-    if (record == null || record.targetIdentity().isEmpty() || targetIdentity.isEmpty()
-        || record.targetIdentity().equals(targetIdentity)) {
+    String identity = run.identity();
+    if (record == null || record.targetIdentity().isEmpty() || identity.isEmpty()
+        || record.targetIdentity().equals(identity)) {
       return record;
     }
     String message = "Checkpoint " + record.checkpointId() + " of job " + jobId + " in " + job.store.location()
-        + " was taken against another table than " + target.name() + " is now (identity "
-        + record.targetIdentity() + ", now " + targetIdentity + "; was the table dropped and created again?)";
+        + " was taken against another table than " + run.name() + " is now (identity "
+        + record.targetIdentity() + ", now " + identity + "; was the table dropped and created again?)";
     if (!job.freshStartOnNewTarget) {
       throw new JobFailedException(message + ". Nothing was committed: its pending commits belong to the old"
           + " table. Start the job afresh on the new table (it reads its input from the start), or use a new job"
@@ -347,11 +310,6 @@ final class JobRun<IN, C, S, A> {
   }
 
   private void checkFallbackIsSafe(CorruptCheckpointException e, long id, OptionalLong watermark) {
-    if (!path.canLookUp()) {
-      throw new JobFailedException(e.getMessage() + ". The sink cannot tell whether checkpoint " + id
-          + " was committed, so the job does not fall back to an older one; restore the file or use a new job id.",
-          e);
-    }
     if (watermark.isPresent() && watermark.getAsLong() >= id) {
       throw new JobFailedException(e.getMessage() + ". Checkpoint " + id + " is committed in the target (last"
           + " committed: " + watermark.getAsLong() + "), so an older checkpoint would write its rows again;"
@@ -364,7 +322,7 @@ final class JobRun<IN, C, S, A> {
     int n = job.parallelism;
     List<SinkWriter<IN, C, S>> writers = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      WriterContext context = new WriterContext(jobId, i, n, attempt, nextCheckpointId - 1, epoch);
+      WriterContext context = new WriterContext(jobId, i, n, attempt, nextCheckpointId - 1, run.epoch());
       if (restored == null) {
         writers.add(sink.createWriter(context));
       } else {
@@ -427,8 +385,8 @@ final class JobRun<IN, C, S, A> {
     }
     recordCount += records;
     // Every commit whose outcome is not final yet goes into the record, also one the committer thread is making.
-    CheckpointRecord record = new CheckpointRecord(jobId, id, Math.toIntExact(epoch), recordCount, position, states,
-        committer.pendingBytes(), targetIdentity, committer.pendingPositions());
+    CheckpointRecord record = new CheckpointRecord(jobId, id, Math.toIntExact(run.epoch()), recordCount, position,
+        states, committer.pendingBytes(), run.identity(), committer.pendingPositions());
     if (job.unsafeCommitBeforePersist) {
       committer.commitNow(id);
     }
@@ -449,14 +407,12 @@ final class JobRun<IN, C, S, A> {
    * Not when the failure hit the checkpoint's own persist: it may be durable after all.
    */
   private void deleteStagedOfFailedCheckpoint() {
-    if (persisting || (target == null && !(sink instanceof SupportsStagingCleanup))) {
+    if (persisting) {
       return;
     }
     try {
       // Only this run's own files: a newer run of the job may be staging under the same prefixes.
-      long deleted = target != null
-          ? target.deleteStaged(jobId, lastCheckpointId, epoch, epoch)
-          : ((SupportsStagingCleanup) sink).deleteStagedAfter(jobId, lastCheckpointId);
+      long deleted = run.deleteOwn(lastCheckpointId);
       LOG.info("Deleted {} files staged by job {} after its last durable checkpoint {}", deleted, jobId,
           lastCheckpointId);
     } catch (IOException | RuntimeException e) {

@@ -1,10 +1,10 @@
 package dev.lakecommit.core.runtime;
 
-import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.TargetRun;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
@@ -93,9 +93,14 @@ public final class StandaloneJob<IN> {
 
   private <C, S> JobResult runWith(Sink<IN, C, S> typedSink, int attempt)
       throws IOException, InterruptedException {
-    try (CommitTarget target = typedSink instanceof SupportsTarget t ? t.openTarget() : null;
-        CommitPath<C, ?> path = CommitPath.of(typedSink)) {
-      return new JobRun<>(this, typedSink, path, target, attempt).run();
+    try (CommitPath<C, ?> path = CommitPath.of(typedSink)) {
+      if (!(typedSink instanceof SupportsTarget targets)) {
+        throw new IllegalArgumentException("Sink " + typedSink.getClass().getName() + " has no target: it must"
+            + " implement SupportsTarget, so that its runs are fenced and restored against what the target holds");
+      }
+      try (TargetRun run = TargetRun.open(targets, jobId)) {
+        return new JobRun<>(this, typedSink, path, run, attempt).run();
+      }
     }
   }
 

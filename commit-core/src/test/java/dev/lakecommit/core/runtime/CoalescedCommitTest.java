@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.testing.MemoryTarget;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.RangeSource;
@@ -37,12 +40,17 @@ class CoalescedCommitTest {
 
   /** A combined commit is the list of checkpoint ids it covers; the newest is its id. */
   private static final class RecordingSink
-      implements Sink<Long, List<Long>, Long>, SupportsAggregatedCommitter<List<Long>, List<Long>> {
+      implements Sink<Long, List<Long>, Long>, SupportsAggregatedCommitter<List<Long>, List<Long>>, SupportsTarget {
     final List<List<Long>> commits = new ArrayList<>();
     final Function<List<List<Long>>, List<Long>> coalesce;
 
     RecordingSink(Function<List<List<Long>>, List<Long>> coalesce) {
       this.coalesce = coalesce;
+    }
+
+    @Override
+    public CommitTarget openTarget() {
+      return new MemoryTarget(job -> commits.stream().flatMap(List::stream).mapToLong(Long::longValue).max());
     }
 
     @Override

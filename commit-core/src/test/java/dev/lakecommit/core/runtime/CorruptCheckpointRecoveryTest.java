@@ -47,7 +47,7 @@ class CorruptCheckpointRecoveryTest {
     crashes.newLife();
     StandaloneJob<Long> first = job(crashes);
     assertThatThrownBy(first::run).isInstanceOf(SimulatedCrash.class);
-    Path file = dir.resolve("checkpoints").resolve(CheckpointStore.checkpointName(3, 0));
+    Path file = dir.resolve("checkpoints").resolve(CheckpointStore.checkpointName(3, 1)); // epoch 1: the first run
     byte[] bytes = Files.readAllBytes(file);
     Files.write(file, java.util.Arrays.copyOf(bytes, bytes.length - 5));
     return file;

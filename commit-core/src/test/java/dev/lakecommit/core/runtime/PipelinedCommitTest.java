@@ -12,7 +12,6 @@ import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.Audit;
 import dev.lakecommit.core.testing.CrashSchedule;
@@ -452,7 +451,7 @@ class PipelinedCommitTest {
    * committing (null commits). Logs the start and end of every commit.
    */
   private class GatedSink extends StandaloneJobTest.ForwardingSink
-      implements SupportsAggregatedCommitter<RefManifest, RefManifest>, SupportsStagingCleanup {
+      implements SupportsAggregatedCommitter<RefManifest, RefManifest> {
     private final LongFunction<CommitOutcome> beforeCommit;
     /** Set when the runtime closes the committer (the end of a run). */
     final AtomicBoolean committerClosed = new AtomicBoolean();
@@ -499,16 +498,16 @@ class PipelinedCommitTest {
         }
 
         @Override
+        public void fence(JobId jobId, long epoch) {
+          committer.fence(jobId, epoch);
+        }
+
+        @Override
         public void close() throws IOException {
           committerClosed.set(true);
           committer.close();
         }
       };
-    }
-
-    @Override
-    public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-      return delegate.deleteStagedAfter(jobId, checkpointId);
     }
   }
 }

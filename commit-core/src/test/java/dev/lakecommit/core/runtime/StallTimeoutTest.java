@@ -12,8 +12,8 @@ import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
-import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.Audit;
@@ -28,8 +28,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
@@ -159,7 +157,7 @@ class StallTimeoutTest {
    * or only the first {@code failures} when that is positive); or writers hang at record {@code hangAt}.
    */
   private static final class OutageSink implements Sink<Long, RefManifest, Long>,
-      SupportsAggregatedCommitter<RefManifest, RefManifest>, SupportsStagingCleanup {
+      SupportsAggregatedCommitter<RefManifest, RefManifest>, SupportsTarget {
     private final DirectoryTableSink delegate;
     private final long downAt;
     private final long hangAt;
@@ -226,11 +224,11 @@ class StallTimeoutTest {
     }
 
     @Override
-    public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-      return delegate.deleteStagedAfter(jobId, checkpointId);
+    public CommitTarget openTarget() {
+      return delegate.openTarget();
     }
 
-    private final class Refusing implements SinkAggregatedCommitter<RefManifest, RefManifest>, SupportsCommitLookup {
+    private final class Refusing implements SinkAggregatedCommitter<RefManifest, RefManifest> {
       private final SinkAggregatedCommitter<RefManifest, RefManifest> committer;
 
       Refusing(SinkAggregatedCommitter<RefManifest, RefManifest> committer) {
@@ -258,8 +256,8 @@ class StallTimeoutTest {
       }
 
       @Override
-      public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-        return ((SupportsCommitLookup) committer).lastCommittedCheckpoint(jobId);
+      public void fence(JobId jobId, long epoch) {
+        committer.fence(jobId, epoch);
       }
     }
   }

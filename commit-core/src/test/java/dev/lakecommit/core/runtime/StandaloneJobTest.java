@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.WriterContext;
 import dev.lakecommit.core.testing.ForwardingSinkWriter;
 import dev.lakecommit.core.testing.Audit;
@@ -23,9 +25,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -132,7 +131,7 @@ class StandaloneJobTest {
     assertThat(rerun.restoredCheckpointId()).isEqualTo(3);
     assertThat(Audit.of(1000, table().read().keys()).exact()).isTrue();
     assertThat(table().stagedFiles(JOB)).isNotEmpty()
-        .noneMatch(p -> p.getFileName().toString().matches("job-\\d+-\\d+-0-\\d+\\.rows")
+        .noneMatch(p -> p.getFileName().toString().matches("job-\\d+-\\d+-\\d+\\.0-\\d+\\.rows")
             && !p.toString().matches(".*/staging/job/[123]/.*"));
   }
 
@@ -215,7 +214,12 @@ class StandaloneJobTest {
 
   /** Delegates to the reference sink; writer 0 fails on one record. */
   private record FailingSink(DirectoryTableSink delegate, long badKey) implements Sink<Long, RefManifest, Long>,
-      dev.lakecommit.core.SupportsAggregatedCommitter<RefManifest, RefManifest> {
+      dev.lakecommit.core.SupportsAggregatedCommitter<RefManifest, RefManifest>, SupportsTarget {
+    @Override
+    public CommitTarget openTarget() {
+      return delegate.openTarget();
+    }
+
     @Override
     public SinkWriter<Long, RefManifest, Long> createWriter(WriterContext context) throws IOException {
       SinkWriter<Long, RefManifest, Long> writer = delegate.createWriter(context);
@@ -305,8 +309,7 @@ class StandaloneJobTest {
   }
 
   private record UnknownCommitter(dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest> real,
-      boolean land) implements dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest>,
-      dev.lakecommit.core.SupportsCommitLookup {
+      boolean land) implements dev.lakecommit.core.SinkAggregatedCommitter<RefManifest, RefManifest> {
     @Override
     public RefManifest combine(dev.lakecommit.core.CommitId commitId, List<RefManifest> infos) {
       return real.combine(commitId, infos);
@@ -326,8 +329,8 @@ class StandaloneJobTest {
     }
 
     @Override
-    public java.util.OptionalLong lastCommittedCheckpoint(dev.lakecommit.core.JobId jobId) throws IOException {
-      return ((dev.lakecommit.core.SupportsCommitLookup) real).lastCommittedCheckpoint(jobId);
+    public void fence(dev.lakecommit.core.JobId jobId, long epoch) {
+      real.fence(jobId, epoch);
     }
   }
 
@@ -371,11 +374,16 @@ class StandaloneJobTest {
   }
 
   /** Writers of the reference sink, committed one writer's info at a time (the two-level path). */
-  abstract static class ForwardingSink implements Sink<Long, RefManifest, Long> {
+  abstract static class ForwardingSink implements Sink<Long, RefManifest, Long>, SupportsTarget {
     final DirectoryTableSink delegate;
 
     ForwardingSink(DirectoryTableSink delegate) {
       this.delegate = delegate;
+    }
+
+    @Override
+    public CommitTarget openTarget() {
+      return delegate.openTarget();
     }
 
     @Override

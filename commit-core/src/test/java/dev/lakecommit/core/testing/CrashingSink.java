@@ -8,8 +8,6 @@ import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
-import dev.lakecommit.core.SupportsStagingCleanup;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.RunEpoch;
@@ -17,15 +15,14 @@ import dev.lakecommit.core.WriterContext;
 import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 
 /**
  * Any sink with an aggregated committer, with the crash points of a {@link CrashSchedule}: before a record is
  * written, inside prepareCommit (after the writer closed its files), and after the target accepted a commit but
  * before the runtime heard of it.
  */
-public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & SupportsAggregatedCommitter<C, A>>
-    implements Sink<IN, C, S>, SupportsAggregatedCommitter<C, A>, SupportsStagingCleanup, SupportsTarget {
+public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & SupportsAggregatedCommitter<C, A> & SupportsTarget>
+    implements Sink<IN, C, S>, SupportsAggregatedCommitter<C, A>, SupportsTarget {
 
   private final T delegate;
   private final CrashSchedule crashes;
@@ -72,18 +69,10 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     return delegate.aggregatedCommitSerializer();
   }
 
-  @Override
-  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-    return delegate instanceof SupportsStagingCleanup cleanup ? cleanup.deleteStagedAfter(jobId, checkpointId) : 0;
-  }
-
-  /** The delegate's target (null if it has none), crashing right after the epoch claim. */
+  /** The delegate's target, crashing right after the epoch claim. */
   @Override
   public CommitTarget openTarget() throws IOException {
-    if (!(delegate instanceof SupportsTarget targets)) {
-      return null;
-    }
-    CommitTarget target = targets.openTarget();
+    CommitTarget target = delegate.openTarget();
     opened.accept(target);
     return new dev.lakecommit.core.ForwardingCommitTarget(target) {
       @Override
@@ -114,7 +103,7 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     }
   }
 
-  private final class Committer implements SinkAggregatedCommitter<C, A>, SupportsCommitLookup {
+  private final class Committer implements SinkAggregatedCommitter<C, A> {
     private final SinkAggregatedCommitter<C, A> committer;
 
     Committer(SinkAggregatedCommitter<C, A> committer) {
@@ -148,14 +137,6 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     @Override
     public CommitId commitId(A committable) {
       return committer.commitId(committable);
-    }
-
-    @Override
-    public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
-      if (committer instanceof SupportsCommitLookup lookup) {
-        return lookup.lastCommittedCheckpoint(jobId);
-      }
-      throw new UnsupportedOperationException("no lookup");
     }
 
     @Override

@@ -1,6 +1,8 @@
 package dev.lakecommit.core.testing;
 
+import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -14,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.Stream;
 
@@ -77,16 +80,75 @@ public final class DirectoryTable {
         .max();
   }
 
-  /**
-   * Appends one commit line, durably, under an exclusive file lock, after running {@code check} under that lock;
-   * returns false (and appends nothing) when the check says no.
-   */
-  boolean appendIf(java.util.function.BooleanSupplier check, JobId jobId, long checkpointId, List<String> files)
-      throws IOException {
+  private Path epochs() {
+    return root.resolve("epochs");
+  }
+
+  /** The job's current run epoch: the newest claim in the table's epoch file. */
+  public Optional<RunEpoch> epoch(JobId jobId) {
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(epochs(), StandardCharsets.UTF_8);
+    } catch (NoSuchFileException e) {
+      return Optional.empty();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    Optional<RunEpoch> current = Optional.empty();
+    for (String line : lines) {
+      String[] parts = line.split(" ", 2);
+      if (parts.length == 2 && parts[0].equals(jobId.value())) {
+        current = Optional.of(RunEpoch.parse(jobId, parts[1]));
+      }
+    }
+    return current;
+  }
+
+  /** Every job that committed or claimed an epoch. */
+  java.util.SortedSet<String> jobs() {
+    java.util.SortedSet<String> jobs = new java.util.TreeSet<>();
+    entries().forEach(e -> jobs.add(e.jobId().value()));
+    try {
+      if (Files.exists(epochs())) {
+        Files.readAllLines(epochs(), StandardCharsets.UTF_8).forEach(line -> jobs.add(line.split(" ", 2)[0]));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return jobs;
+  }
+
+  /** Claims the job's next run epoch under the log's lock: one above the current one. */
+  RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
     Files.createDirectories(root);
     try (FileChannel channel = FileChannel.open(log(), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
             StandardOpenOption.APPEND);
         FileLock lock = channel.lock()) {
+      RunEpoch claimed = new RunEpoch(epoch(jobId).map(RunEpoch::epoch).orElse(0L) + 1, run.replace('\n', ' '));
+      Files.writeString(epochs(), jobId.value() + " " + claimed.value() + "\n", StandardCharsets.UTF_8,
+          StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+      return claimed;
+    }
+  }
+
+  /**
+   * Appends one commit line, durably, under an exclusive file lock, after running {@code check} under that lock;
+   * returns false (and appends nothing) when the check says no.
+   *
+   * @param epoch the committing run's epoch: the line is appended only while the job's current epoch is not newer
+   *     (0: no check)
+   * @throws FencedException if a newer run of the job holds its epoch
+   */
+  boolean appendIf(java.util.function.BooleanSupplier check, JobId jobId, long checkpointId, List<String> files,
+      long epoch) throws IOException {
+    Files.createDirectories(root);
+    try (FileChannel channel = FileChannel.open(log(), StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+            StandardOpenOption.APPEND);
+        FileLock lock = channel.lock()) {
+      Optional<RunEpoch> current = epoch(jobId);
+      if (epoch > 0 && current.isPresent() && current.get().epoch() > epoch) {
+        throw new FencedException("directory table " + root, jobId, epoch, current.get());
+      }
       if (!check.getAsBoolean()) {
         return false;
       }

@@ -2,14 +2,16 @@ package dev.lakecommit.core.testing;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.core.SupportsCommitLookup;
-import dev.lakecommit.core.SupportsStagingCleanup;
+import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.WriterContext;
 import java.io.DataInputStream;
@@ -21,21 +23,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.stream.Stream;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.function.LongPredicate;
 
 /**
  * The reference sink over a {@link DirectoryTable}: writers stage keys in files named {@code
- * <job>-<checkpoint>-<writer>-<attempt>-<seq>.rows}, one aggregated committer appends one log line per checkpoint
- * after checking, under the log's lock, that the (job, checkpoint) is not there yet. Crash points of a {@link
+ * <job>-<checkpoint>-<writer>-<epoch>.<attempt>-<seq>.rows}, one aggregated committer appends one log line per
+ * checkpoint after checking, under the log's lock, that the (job, checkpoint) is not there yet and that no newer run
+ * of the job claimed an epoch. Crash points of a {@link
  * CrashSchedule} are reached mid-write, inside prepareCommit and after the log accepted a commit.
  */
 public final class DirectoryTableSink
     implements Sink<Long, RefManifest, Long>,
         SupportsAggregatedCommitter<RefManifest, RefManifest>,
-        SupportsStagingCleanup {
+        SupportsTarget {
 
   private final DirectoryTable table;
   private final CrashSchedule crashes;
@@ -89,23 +96,117 @@ public final class DirectoryTableSink
   }
 
   @Override
-  public long deleteStagedAfter(JobId jobId, long checkpointId) throws IOException {
-    Path dir = table.jobStagingDir(jobId);
-    if (!Files.exists(dir)) {
-      return 0;
+  public CommitTarget openTarget() {
+    return new Target();
+  }
+
+  /** The table as a target: its log holds the watermarks, its epoch file the runs, its staging tree the files. */
+  private final class Target implements CommitTarget {
+
+    @Override
+    public String name() {
+      return "directory table " + table.root();
     }
-    long deleted = 0;
-    try (Stream<Path> checkpoints = Files.list(dir)) {
-      for (Path checkpointDir : checkpoints.toList()) {
-        if (Long.parseLong(checkpointDir.getFileName().toString()) > checkpointId) {
-          try (Stream<Path> files = Files.list(checkpointDir)) {
-            deleted += files.count();
-          }
-          DirectoryTable.deleteRecursively(checkpointDir);
+
+    @Override
+    public String identity() {
+      return "";
+    }
+
+    @Override
+    public OptionalLong lastCommittedCheckpoint(JobId jobId) {
+      return table.watermark(jobId);
+    }
+
+    @Override
+    public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
+      return table.claimEpoch(jobId, run);
+    }
+
+    @Override
+    public Optional<RunEpoch> currentEpoch(JobId jobId) {
+      return table.epoch(jobId);
+    }
+
+    @Override
+    public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+      return names(staged(jobId, ckpt -> ckpt > checkpointId, minEpoch, maxEpoch, Integer.MAX_VALUE));
+    }
+
+    @Override
+    public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+      return delete(staged(jobId, ckpt -> ckpt > checkpointId, minEpoch, maxEpoch, Integer.MAX_VALUE));
+    }
+
+    @Override
+    public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+        throws IOException {
+      return delete(staged(jobId, ckpt -> ckpt > checkpointId, epoch, epoch, attempt));
+    }
+
+    @Override
+    public List<String> committedLeftovers(JobId jobId) throws IOException {
+      return names(leftovers(jobId));
+    }
+
+    @Override
+    public long deleteCommittedLeftovers(JobId jobId) throws IOException {
+      return delete(leftovers(jobId));
+    }
+
+    private List<Path> leftovers(JobId jobId) throws IOException {
+      long watermark = table.watermark(jobId).orElse(0);
+      Set<String> committed = new HashSet<>();
+      table.entries().forEach(entry -> committed.addAll(entry.files()));
+      return staged(jobId, ckpt -> ckpt <= watermark, 0, Long.MAX_VALUE, Integer.MAX_VALUE).stream()
+          .filter(file -> !committed.contains(table.root().relativize(file).toString()))
+          .toList();
+    }
+
+    /** Staged files of checkpoints {@code checkpoints} accepts, of epochs in range and attempts below a bound. */
+    private List<Path> staged(JobId jobId, LongPredicate checkpoints, long minEpoch, long maxEpoch, int belowAttempt)
+        throws IOException {
+      List<Path> found = new ArrayList<>();
+      for (Path file : table.stagedFiles(jobId)) {
+        String name = file.getFileName().toString();
+        String[] parts = name.substring(0, name.length() - ".rows".length()).split("-");
+        String[] epochAttempt = parts[parts.length - 2].split("\\.");
+        long epoch = Long.parseLong(epochAttempt[0]);
+        int attempt = Integer.parseInt(epochAttempt[1]);
+        long checkpoint = Long.parseLong(file.getParent().getFileName().toString());
+        if (checkpoints.test(checkpoint) && epoch >= minEpoch && epoch <= maxEpoch && attempt < belowAttempt) {
+          found.add(file);
         }
       }
+      return found;
     }
-    return deleted;
+
+    private List<String> names(List<Path> files) {
+      return files.stream().map(file -> table.root().relativize(file).toString()).toList();
+    }
+
+    private long delete(List<Path> files) throws IOException {
+      long deleted = 0;
+      for (Path file : files) {
+        if (Files.deleteIfExists(file)) {
+          deleted++;
+        }
+      }
+      return deleted;
+    }
+
+    @Override
+    public SortedMap<String, JobState> jobs() {
+      SortedMap<String, JobState> jobs = new TreeMap<>();
+      for (String job : table.jobs()) {
+        JobId jobId = JobId.of(job);
+        jobs.put(job, new JobState(table.watermark(jobId), table.epoch(jobId)));
+      }
+      return jobs;
+    }
+
+    @Override
+    public void close() {}
   }
 
   private final class Writer implements SinkWriter<Long, RefManifest, Long> {
@@ -133,8 +234,8 @@ public final class DirectoryTableSink
         long label = lastPrepared + 1;
         Path dir = table.stagingDir(context.jobId(), label);
         Files.createDirectories(dir);
-        current = dir.resolve(String.format("%s-%d-%d-%d-%d.rows", context.jobId(), label,
-            context.writerIndex(), context.attempt(), seq++));
+        current = dir.resolve(String.format("%s-%d-%d-%d.%d-%d.rows", context.jobId(), label,
+            context.writerIndex(), context.epoch(), context.attempt(), seq++));
       }
       buffer.append(key).append('\n');
       inFile++;
@@ -199,7 +300,8 @@ public final class DirectoryTableSink
   }
 
   private final class Committer
-      implements SinkAggregatedCommitter<RefManifest, RefManifest>, SupportsCommitLookup {
+      implements SinkAggregatedCommitter<RefManifest, RefManifest> {
+    private long epoch;
 
     @Override
     public RefManifest combine(CommitId commitId, List<RefManifest> infos) {
@@ -215,11 +317,13 @@ public final class DirectoryTableSink
     @Override
     public CommitOutcome commit(RefManifest commit) {
       try {
-        boolean applied = table.appendIf(
-            () -> skipIdempotencyCheck || isNew(commit), commit.jobId(), commit.checkpointId(), commit.files());
+        boolean applied = table.appendIf(() -> skipIdempotencyCheck || isNew(commit), commit.jobId(),
+            commit.checkpointId(), commit.files(), epoch);
         if (!applied) {
           return CommitOutcome.alreadyCommitted("found in the commit log");
         }
+      } catch (FencedException e) {
+        return CommitOutcome.fatal(e);
       } catch (IOException e) {
         return CommitOutcome.unknown(e);
       }
@@ -237,8 +341,8 @@ public final class DirectoryTableSink
     }
 
     @Override
-    public OptionalLong lastCommittedCheckpoint(JobId jobId) {
-      return table.watermark(jobId);
+    public void fence(JobId jobId, long epoch) {
+      this.epoch = epoch;
     }
   }
 
