@@ -143,6 +143,26 @@ public final class TargetRun implements Closeable {
     return deleted;
   }
 
+  /**
+   * Deletes what any run of the job up to and including this one staged above {@code checkpointId}, as {@link
+   * #deleteOlderRuns} does and more: call after {@link #claim} and before this run stages anything, when a file
+   * that carries this run's epoch can only be a leftover (a table dropped and created again under the name starts
+   * its epochs over, while the files the older table's runs staged may still be at the same paths).
+   *
+   * @return the number of files deleted
+   */
+  public long deleteBeforeStaging(long checkpointId) throws IOException {
+    if (epoch <= 0) {
+      return 0;
+    }
+    long deleted = target.deleteStaged(jobId, checkpointId, 0, epoch);
+    if (deleted > 0) {
+      LOG.info("Deleted {} files that earlier runs (epochs up to {}) of job {} staged above checkpoint {} in {}",
+          deleted, epoch, jobId, checkpointId, target.name());
+    }
+    return deleted;
+  }
+
   /** Deletes what this run staged above {@code checkpointId}: for checkpoints of this run that will never commit. */
   public long deleteOwn(long checkpointId) throws IOException {
     if (epoch <= 0) {

@@ -60,6 +60,20 @@ class TargetRunTest {
   }
 
   @Test
+  void beforeStagingARunAlsoDeletesLeftoversThatCarryItsOwnEpoch() throws Exception {
+    DirectoryTableSink sink = sink();
+    // staged as epoch 1 by a run on an earlier table of the same name: the epochs of a new table start over
+    stage(sink, 1, 1, 5);
+    try (TargetRun run = TargetRun.open(sink, JOB)) {
+      assertThat(run.claim("run").epoch()).isEqualTo(1);
+
+      assertThat(run.deleteOlderRuns(0)).as("older runs only: the leftover carries this run's epoch").isZero();
+      assertThat(run.deleteBeforeStaging(0)).isEqualTo(1);
+      assertThat(run.target().listStaged(JOB, 0, 0, Long.MAX_VALUE)).isEmpty();
+    }
+  }
+
+  @Test
   void aRunDeletesWhatOlderRunsStagedAboveTheWatermarkAndNeverWhatItStagedItself() throws Exception {
     DirectoryTableSink sink = sink();
     try (TargetRun older = TargetRun.open(sink, JOB); TargetRun newer = TargetRun.open(sink, JOB)) {

@@ -275,8 +275,9 @@ final class JobRun<IN, C, S, A> {
           jobId, restoredId, recordCount, committer.pendingCount(), attempt);
     }
     long keep = Math.max(restoredId, committed);
-    // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11).
-    run.deleteOlderRuns(keep);
+    // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11). The
+    // writers have not started, so a file with this run's epoch is a leftover too (of a table created again).
+    run.deleteBeforeStaging(keep);
     return record;
   }
 
