@@ -72,8 +72,8 @@ public class CompatibleMetaStoreClient extends HiveMetaStoreClient implements IM
         Throwable cause = e.getCause();
         if (cause instanceof TApplicationException unknown && isUnknownCall(unknown)) {
           MetaException named = new MetaException(String.format("The Hive Metastore at %s (server version %s) has"
-              + " no Thrift call for %s: %s. Lakecommit works with Hive Metastore 2.3.10 to 4.x; see the README's"
-              + " table of metastore versions", conf.getVar(HiveConf.ConfVars.METASTOREURIS), serverVersion(conf),
+              + " no Thrift call for %s: %s. Lakecommit works with Hive Metastore 2.3.10 to 4.x; see docs/hive.md,"
+              + " Metastore versions", conf.getVar(HiveConf.ConfVars.METASTOREURIS), serverVersion(conf),
               method.getName(), unknown.getMessage()));
           named.initCause(unknown);
           throw named;

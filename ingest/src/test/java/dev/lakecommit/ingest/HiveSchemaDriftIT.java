@@ -100,7 +100,7 @@ class HiveSchemaDriftIT {
   /**
    * A field new inside an existing struct column (address.zip from line 701 of day 2): a Hive table's struct
    * columns are not evolved, so the job stops with or without {@code --add-new-columns}, naming the field, the file
-   * and the line, with exit code 2 (the README's table: input the table cannot take as it is, found before anything
+   * and the line, with exit code 2 (docs/operating.md, exit codes: input the table cannot take as it is, found before anything
    * is written; the command must change), and nothing of day 2 is committed: no rows, no column changes, no files.
    */
   @Test

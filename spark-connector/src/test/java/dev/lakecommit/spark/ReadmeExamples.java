@@ -9,7 +9,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.types.StructType;
 
-/** The README's Spark examples, kept here so that they compile with every build. Not run. */
+/** The Spark examples of docs/spark.md, kept here so that they compile with every build. Not run. */
 final class ReadmeExamples {
   private ReadmeExamples() {}
 
