@@ -3,6 +3,7 @@ package dev.lakecommit.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.testing.KafkaBroker;
+import dev.lakecommit.core.testing.LoopbackPorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -357,10 +358,7 @@ class KafkaIngestIT {
     String topic = "events-" + uncommitted;
     broker.createTopic(topic, 2);
     KafkaTopics.produce(broker, topic, 0, 600);
-    int metricsPort;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      metricsPort = free.getLocalPort();
-    }
+    int metricsPort = LoopbackPorts.reserve();
     List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), ingest(topic,
         "--checkpoint-interval", "1s", "--partition-discovery-interval", "1s", "--job-id", "events-job",
         "--metrics-port", Integer.toString(metricsPort), "--metrics-host", "127.0.0.1",

@@ -1,10 +1,8 @@
 package dev.lakecommit.core.testing;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -433,10 +431,6 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   private static int freePort() {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("No free loopback port for a Kafka broker", e);
-    }
+    return LoopbackPorts.reserve();
   }
 }

@@ -1,9 +1,8 @@
 package dev.lakecommit.hive.testing;
 
+import dev.lakecommit.core.testing.LoopbackPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -221,9 +220,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
         + " check that 'unshare -U id -u' works here, or run the tests as another user)";
   }
 
-  static int freeLoopbackPort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return socket.getLocalPort();
-    }
+  static int freeLoopbackPort() {
+    return LoopbackPorts.reserve();
   }
 }

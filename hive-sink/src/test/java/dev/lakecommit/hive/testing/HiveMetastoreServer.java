@@ -1,5 +1,6 @@
 package dev.lakecommit.hive.testing;
 
+import dev.lakecommit.core.testing.LoopbackPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -118,6 +119,9 @@ public final class HiveMetastoreServer implements AutoCloseable {
         try {
           HiveConf conf = serverConf();
           database.prepare(conf);
+          if (port == 0) {
+            port = LoopbackPorts.reserve();
+          }
           service = ThriftMetastoreService.start(conf, port);
         } catch (Exception e) {
           throw new IllegalStateException("Cannot start the Hive Metastore on " + database.backend(), e);

@@ -1,12 +1,12 @@
 package dev.lakecommit.hive.testing;
 
+import dev.lakecommit.core.testing.LoopbackPorts;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -111,10 +111,7 @@ public final class MetastoreProcess implements AutoCloseable {
       Path launcher = launcher(dir);
       String classPath = String.join(File.pathSeparator, dir.resolve("conf").toString(), launcher.toString(),
           home.resolve("lib") + File.separator + "*", lib() + File.separator + "*");
-      int port;
-      try (ServerSocket free = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-        port = free.getLocalPort();
-      }
+      int port = LoopbackPorts.reserve();
       MetastoreProcess server = new MetastoreProcess(version, dir, home, port, classPath);
       server.run(List.of(version.schemaTool, "-dbType", dbType, "-initSchema"), dir.resolve("schematool.log"));
       server.start();
