@@ -30,6 +30,12 @@ interface CommitHook {
   /** Right after it, before the committer returns. */
   String AFTER_WATERMARK = "hive-after-watermark";
 
+  /**
+   * A claim's recovery listed an unfinished intent of this checkpoint and is about to read it (its run may take it
+   * back meanwhile: fenced before its first move).
+   */
+  String INTENT_LISTED = "hive-intent-listed";
+
   CommitHook NONE = (point, id) -> {};
 
   void reached(String point, CommitId id);

@@ -5,6 +5,7 @@ import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.staging.StagedFile;
+import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,7 +63,18 @@ final class IntentRecovery {
             stored.checkpointId(), jobId, stored.epoch(), context.table(), watermark);
         continue;
       }
-      CommitIntent intent = intents.read(stored.path());
+      context.hook().reached(CommitHook.INTENT_LISTED, new CommitId(jobId, stored.checkpointId()));
+      CommitIntent intent;
+      try {
+        intent = intents.read(stored.path());
+      } catch (FileNotFoundException gone) {
+        // Its run took it back after the listing (fenced by this claim before its first move: nothing moved), or
+        // finished it (the watermark covers it): nothing to finish or undo either way.
+        LOG.info("The intent of checkpoint {} of job {} (epoch {}) in {} went away while the claim read it: its run"
+            + " finished it or, fenced before its first move, took it back", stored.checkpointId(), jobId,
+            stored.epoch(), context.table());
+        continue;
+      }
       if (!intent.commitId().equals(new CommitId(jobId, stored.checkpointId()))) {
         throw new IOException(String.format("Commit intent %s holds %s, not checkpoint %s of job %s; remove it by"
             + " hand after checking table %s", stored.path(), intent.commitId(), stored.checkpointId(), jobId,

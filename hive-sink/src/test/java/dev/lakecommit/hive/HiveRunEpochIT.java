@@ -21,6 +21,7 @@ import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingWriterState;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -299,6 +300,55 @@ class HiveRunEpochIT {
     TableContents contents = fixture.contents(table);
     assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(HiveSinkSuite.ids(0, ROWS_PER_CHECKPOINT));
     assertThat(contents.files()).doesNotHaveDuplicates();
+    contents.parts().forEach(HiveSinkSuite::assertStats);
+    assertThat(intents(table, job)).isEmpty();
+  }
+
+  /**
+   * A newer run's claim lists an older run's intent, and the older run — fenced by that claim before its first move
+   * — takes the intent back before the claim reads it: the claim goes on (nothing to finish or undo), and the
+   * newer run commits the checkpoint once.
+   */
+  @Test
+  void anIntentTakenBackWhileTheClaimReadsItIsSkipped() throws Exception {
+    String table = HiveFixture.newTable("takenback");
+    JobId job = JobId.of("takenback-job");
+    HiveSinkConfig config = fixture.config(table).createTable(SCHEMA, PARTITIONED).build();
+    HiveSink<Record> older = HiveSink.forRecords(config).commitHook((point, id) -> {
+      if (point.equals(CommitHook.INTENT_WRITTEN)) {
+        throw new SimulatedCrash(point, id.checkpointId());
+      }
+    });
+    try (HiveTarget target = target(older); HiveAggregatedCommitter committer = committer(older)) {
+      long epoch = target.claimEpoch(job, "run 1").epoch();
+      committer.fence(job, epoch);
+      HiveCommittable committable = stage(older, committer, job, epoch, 1);
+      assertThatThrownBy(() -> committer.commit(committable)).isInstanceOf(SimulatedCrash.class);
+    }
+    List<CommitIntents.Stored> written = intents(table, job);
+    assertThat(written).hasSize(1);
+    List<Long> listed = new ArrayList<>();
+    HiveSink<Record> newer = HiveSink.forRecords(config).commitHook((point, id) -> {
+      if (point.equals(CommitHook.INTENT_LISTED)) {
+        listed.add(id.checkpointId());
+        try {
+          assertThat(fs().delete(written.get(0).path(), false)).as("taken back").isTrue();
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
+    });
+    try (HiveTarget target = target(newer); HiveAggregatedCommitter committer = committer(newer)) {
+      long epoch = target.claimEpoch(job, "run 2").epoch();
+      assertThat(listed).as("the claim listed the intent, then found it gone").containsExactly(1L);
+      assertThat(target.recovery().rolledForward()).isZero();
+      assertThat(target.recovery().rolledBack()).isZero();
+      assertThat(target.lastCommittedCheckpoint(job)).isEmpty();
+      committer.fence(job, epoch);
+      assertThat(committer.commit(stage(newer, committer, job, epoch, 1))).isInstanceOf(CommitOutcome.Committed.class);
+    }
+    TableContents contents = fixture.contents(table);
+    assertThat(contents.ids()).containsExactlyInAnyOrderElementsOf(HiveSinkSuite.ids(0, ROWS_PER_CHECKPOINT));
     contents.parts().forEach(HiveSinkSuite::assertStats);
     assertThat(intents(table, job)).isEmpty();
   }
