@@ -22,19 +22,25 @@ import java.util.Map;
  * </pre>
  */
 public final class ResultsTable {
-  /** The baseline variant of each benchmark class: ratios are variant ÷ baseline (medians). */
-  static final Map<String, String> BASELINES =
+  /**
+   * The baseline variants of each benchmark class: ratios are variant ÷ baseline (medians), against the baseline
+   * of the same JMH mode (a class may time a scan per operation and a whole job per shot).
+   */
+  static final Map<String, List<String>> BASELINES =
       Map.of(
-          "StagingWriterBenchmark", "bareAppender",
-          "CommitLatencyBenchmark", "bareAppend",
-          "WatermarkLookupBenchmark", "ancestryWalk",
-          "HivePartitionCommitBenchmark", "addPartitionEach",
-          "FlinkSinkBenchmark", "iceberg");
+          "StagingWriterBenchmark", List.of("bareAppender"),
+          "CommitLatencyBenchmark", List.of("bareAppend"),
+          "WatermarkLookupBenchmark", List.of("ancestryWalk"),
+          "HivePartitionCommitBenchmark", List.of("addPartitionEach"),
+          "FlinkSinkBenchmark", List.of("iceberg"),
+          "KafkaIngestBenchmark", List.of("file"),
+          "MaintenanceBenchmark", List.of("scanOneCommit", "writeUnmaintained"),
+          "IngestVsSpark", List.of("spark"));
 
   private ResultsTable() {}
 
   /** One measured variant under one parameter combination. */
-  record Row(String run, String benchmark, String variant, String params, double median, double score,
+  record Row(String run, String benchmark, String variant, String mode, String params, double median, double score,
       double error, String unit) {}
 
   public static void main(String[] args) throws IOException {
@@ -58,7 +64,8 @@ public final class ResultsTable {
       for (JsonNode fork : metric.get("rawData")) {
         fork.forEach(value -> samples.add(value.asDouble()));
       }
-      rows.add(new Row(file.getFileName().toString(), name[name.length - 2], name[name.length - 1], params(result.get("params")),
+      rows.add(new Row(file.getFileName().toString(), name[name.length - 2], name[name.length - 1],
+          result.path("mode").asText(), params(result.get("params")),
           median(samples), metric.get("score").asDouble(), metric.get("scoreError").asDouble(),
           metric.get("scoreUnit").asText()));
     }
@@ -74,14 +81,17 @@ public final class ResultsTable {
     }
     StringBuilder out = new StringBuilder();
     byClassAndParams.forEach((benchmark, groups) -> {
-      String baseline = BASELINES.get(benchmark.substring(0, benchmark.indexOf('`')));
-      out.append("\n`").append(benchmark).append("` (ratio = median ÷ median of `").append(baseline)
-          .append("`, same params, same run)\n\n");
+      List<String> baselines = BASELINES.getOrDefault(benchmark.substring(0, benchmark.indexOf('`')), List.of());
+      out.append("\n`").append(benchmark).append("` (ratio = median ÷ median of ")
+          .append(baselines.isEmpty() ? "–" : "`" + String.join("` or `", baselines) + "` (same mode)")
+          .append(", same params, same run)\n\n");
       out.append("| params | variant | median | score ± error (99.9 %) | unit | ratio |\n");
       out.append("|---|---|---|---|---|---|\n");
       groups.forEach((params, group) -> {
-        Row base = group.stream().filter(r -> r.variant().equals(baseline)).findFirst().orElse(null);
         for (Row row : group) {
+          Row base = group.stream()
+              .filter(r -> baselines.contains(r.variant()) && r.mode().equals(row.mode()))
+              .findFirst().orElse(null);
           String ratio = base == null || base.median() == 0 ? "–" : format(row.median() / base.median()) + "×";
           out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s ± %s | %s | %s |%n", params, row.variant(),
               format(row.median()), format(row.score()), format(row.error()), row.unit(), ratio));

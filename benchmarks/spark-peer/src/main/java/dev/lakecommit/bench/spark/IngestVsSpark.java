@@ -38,8 +38,8 @@ import org.apache.spark.launcher.JavaModuleOptions;
  * {@code --warmup} unmeasured rounds (1), {@code --cores} the tool's {@code --parallelism} and Spark's
  * {@code local[N]} (2), {@code --heap} both JVMs' {@code -Xmx} (2g), {@code --tool-jar}
  * ({@code ingest/target/lakecommit.jar}), {@code --work} (a new temporary directory), {@code --seed},
- * {@code --checkpoint-every-records} the tool's option of that name (its default, 100,000, if not given: ten
- * checkpoints per million rows, where the Spark job commits once).
+ * {@code --checkpoint-every-records} the tool's option of that name (the tool's default if not given),
+ * {@code --json} a file for the results in JMH's JSON format (for {@code dev.lakecommit.bench.Charts}).
  */
 public final class IngestVsSpark {
   static final String TOOL = "lakecommit";
@@ -73,6 +73,43 @@ public final class IngestVsSpark {
     IngestVsSpark comparison = new IngestVsSpark(parse(args));
     List<Run> runs = comparison.run();
     System.out.println(table(runs));
+    if (comparison.options.containsKey("json")) {
+      Path json = Paths.get(comparison.options.get("json"));
+      Files.writeString(json, json(runs, comparison.rows, comparison.options.getOrDefault("cores", "2")));
+      System.out.println("IngestVsSpark: results in " + json.toAbsolutePath());
+    }
+  }
+
+  /**
+   * The measured runs in JMH's JSON result format, one result per side (wall seconds per round as the primary
+   * metric, CPU seconds and rows per CPU-second as secondary ones), for {@code dev.lakecommit.bench.Charts}.
+   */
+  static String json(List<Run> runs, long rows, String cores) {
+    List<String> results = new ArrayList<>();
+    for (String side : List.of(TOOL, SPARK)) {
+      List<Run> mine = runs.stream().filter(run -> run.side().equals(side)).toList();
+      List<Double> wall = mine.stream().map(Run::wallSeconds).toList();
+      List<Double> cpu = mine.stream().map(Run::cpuSeconds).toList();
+      List<Double> perCpu = mine.stream().map(Run::rowsPerCpuSecond).toList();
+      results.add(String.format(Locale.ROOT, """
+            {"benchmark": "dev.lakecommit.bench.spark.IngestVsSpark.%s", "mode": "ss", "forks": 1,
+             "params": {"rows": "%d", "cores": "%s"},
+             "primaryMetric": {"score": %s, "scoreError": 0, "scoreUnit": "s/op", "rawData": [%s]},
+             "secondaryMetrics": {
+               "cpuSeconds": {"score": %s, "scoreError": 0, "scoreUnit": "s", "rawData": [%s]},
+               "rowsPerCpuSecond": {"score": %s, "scoreError": 0, "scoreUnit": "rows/s", "rawData": [%s]}}}""",
+          side, rows, cores, median(wall), numbers(wall), median(cpu), numbers(cpu), median(perCpu),
+          numbers(perCpu)));
+    }
+    return "[\n" + String.join(",\n", results) + "\n]\n";
+  }
+
+  private static String numbers(List<Double> values) {
+    List<String> texts = new ArrayList<>();
+    for (double value : values) {
+      texts.add(String.format(Locale.ROOT, "%.3f", value));
+    }
+    return "[" + String.join(", ", texts) + "]";
   }
 
   static Map<String, String> parse(String[] args) {

@@ -1,7 +1,10 @@
 package dev.lakecommit.bench.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -30,5 +33,13 @@ class IngestVsSparkIT {
       assertThat(run.dataFiles()).isGreaterThanOrEqualTo(32);
     });
     assertThat(table).contains("median");
+
+    // The same runs in JMH's JSON format, one result per side, for the chart script.
+    JsonNode json = new ObjectMapper().readTree(IngestVsSpark.json(runs, 20_000, "2"));
+    assertThat(json).hasSize(2);
+    assertThat(json.get(0).get("benchmark").asText()).isEqualTo("dev.lakecommit.bench.spark.IngestVsSpark.lakecommit");
+    assertThat(json.get(1).get("primaryMetric").get("rawData").get(0).get(0).asDouble())
+        .isCloseTo(runs.get(1).wallSeconds(), within(0.001));
+    assertThat(json.get(0).get("secondaryMetrics").get("rowsPerCpuSecond").get("score").asDouble()).isPositive();
   }
 }
