@@ -41,8 +41,10 @@ class SchemaDriftKillIT {
     List<String> command = KillLoop.command(List.of(), List.of(
         "ingest", "--input", day2.toString(), "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
         "--job-id", "drift-kill", "--add-new-columns", "--parallelism", "2", "--checkpoint-every-records", "5000",
-        // paced: the input outlasts the kills however fast the tool is
-        "--max-records-per-second", "20000"));
+        // Paced so that the input outlasts the kills: a run goes on for up to 500 ms after its first checkpoint, and
+        // longer on a loaded machine, where the tool's log is read late; at 20,000 records/s three runs could finish
+        // the 60,000 rows before the third kill.
+        "--max-records-per-second", "10000"));
 
     Process process = new ProcessBuilder(command).redirectErrorStream(true)
         .redirectOutput(dir.resolve("run-0.log").toFile()).start();
