@@ -19,7 +19,7 @@ class IngestKillIT {
   void sigkillAtRandomMomentsLosesAndDuplicatesNothing() throws Exception {
     long seed = TestScale.seed();
     int rows = TestScale.pick(200_000, 1_000_000);
-    int kills = TestScale.pick(10, 100);
+    int kills = TestScale.pick(6, 100);
     Path input = KillLoop.writeInput(dir, rows);
     List<String> command = KillLoop.command(List.of(), List.of(
         "ingest", "--input", input.toString(), "--table", "load.events",

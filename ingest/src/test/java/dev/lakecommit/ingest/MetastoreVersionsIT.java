@@ -38,7 +38,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 class MetastoreVersionsIT {
   private static final String DB = "versions";
   private static final List<String> FAST_START = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
-  private static final int OUTAGE_SECONDS = Integer.getInteger("lakecommit.outage-seconds", 20);
+  /** How long the metastore stays down: 10 s (about ten checkpoints of the run meet it), 20 s in the long profile. */
+  private static final int OUTAGE_SECONDS =
+      Integer.getInteger("lakecommit.outage-seconds", TestScale.pick(10, 20));
 
   @TempDir Path dir;
 
