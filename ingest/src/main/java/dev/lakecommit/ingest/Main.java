@@ -33,7 +33,9 @@ public final class Main {
     if (!verbose) {
       for (String noisy : java.util.List.of("hive.metastore", "org.apache.hadoop.hive.metastore",
           "org.apache.iceberg.hive.MetastoreLock", "org.apache.iceberg.util.Tasks", "org.apache.thrift",
-          "org.apache.iceberg.jdbc", "org.apache.hadoop.fs.s3a", "software.amazon.awssdk")) {
+          "org.apache.iceberg.jdbc", "org.apache.hadoop.fs.s3a", "software.amazon.awssdk",
+          // a warning per connection attempt while a broker is away; the Kafka source says it once, and when it is back
+          "org.apache.kafka.clients.NetworkClient")) {
         setIfAbsent("org.slf4j.simpleLogger.log." + noisy, "error");
       }
     }

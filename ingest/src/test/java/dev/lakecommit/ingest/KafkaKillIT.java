@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -107,5 +108,48 @@ class KafkaKillIT {
     assertThat(report.get("lostKeys").asLong()).as("seed %s", seed).isZero();
     assertThat(logs).as("a copy was fenced by the newer one (seed %s)", seed).containsAnyOf("fenced",
         "running twice");
+  }
+
+  /**
+   * A broker outage while the tool streams: the tool says once that the broker does not answer and once that it is
+   * back, with the outage's length, and none of the Kafka client's warnings per connection attempt reach its log.
+   */
+  @Test
+  void aBrokerOutageIsOneLineAtItsStartAndOneAtItsEnd() throws Exception {
+    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
+    broker.createTopic("quiet", 2);
+    KafkaTopics.produce(broker, "quiet", 0, 2_000);
+    Path log = dir.resolve("quiet.log");
+    Process process = new ProcessBuilder(command("quiet", "quiet-job")).redirectErrorStream(true)
+        .redirectOutput(log.toFile()).start();
+    try {
+      KillLoop.awaitOutput(process, log, "Committed checkpoint ");
+      broker.stop();
+      KillLoop.awaitOutput(process, log, "has not answered for");
+      broker.start();
+      KillLoop.awaitOutput(process, log, "answers again after");
+      KafkaTopics.produce(broker, "quiet", 2_000, 4_000);
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+      while (!caughtUp("quiet")) {
+        assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
+        assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
+      }
+      process.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
+      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    } finally {
+      process.destroyForcibly();
+    }
+    String out = Files.readString(log);
+    System.out.println("KafkaKillIT outage, the tool's warnings and outage lines: " + out.lines()
+        .filter(line -> line.contains(" WARN ") || line.contains("answers again")).toList());
+    assertThat(process.exitValue()).as(out).isZero();
+    assertThat(out.split("has not answered for", -1)).as(out).hasSize(2);
+    assertThat(out.split("answers again after", -1)).as(out).hasSize(2);
+    assertThat(out).as("the client's warnings stay at --verbose").doesNotContain("NetworkClient")
+        .doesNotContain("could not be established");
+    JsonNode report = audit("quiet");
+    assertThat(report.get("sourceRows").asLong()).isEqualTo(4_000);
+    assertThat(report.get("duplicateKeys").asLong()).isZero();
+    assertThat(report.get("lostKeys").asLong()).isZero();
   }
 }

@@ -407,6 +407,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private long diverted;
     private long nextDiscovery;
     private boolean ended;
+    private final BrokerReachability reachability = new BrokerReachability(settings.input().bootstrapServers(),
+        BrokerReachability.quietLimit(settings.consumerProperties()), System.nanoTime());
 
     Reader(KafkaConsumer<byte[], byte[]> consumer, KafkaPosition restored) throws IOException {
       this.consumer = consumer;
@@ -561,6 +563,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           outOfRange(e);
           continue;
         }
+        reachability.afterPoll(consumer);
         updateLag();
         long fetchedBytes = 0;
         for (TopicPartition partition : records.partitions()) {
