@@ -111,24 +111,34 @@ class KafkaKillIT {
   }
 
   /**
-   * A broker outage while the tool streams: the tool says once that the broker does not answer and once that it is
-   * back, with the outage's length, and none of the Kafka client's warnings per connection attempt reach its log.
+   * A broker outage while the tool works through a backlog: what it had read is committed once (the checkpoint in
+   * flight and one more), not a few held-back records per checkpoint interval for the whole outage (ten commits of 2
+   * records in this test before holding stopped at an outage); the tool says once that the broker does not answer and
+   * once that it is back, with the outage's length, and none of the Kafka client's warnings per connection attempt
+   * reach its log.
    */
   @Test
-  void aBrokerOutageIsOneLineAtItsStartAndOneAtItsEnd() throws Exception {
+  void aBrokerOutageIsOneCommitAndTwoLines() throws Exception {
     broker = KafkaBroker.inProcess(dir.resolve("kafka"));
-    broker.createTopic("quiet", 2);
-    KafkaTopics.produce(broker, "quiet", 0, 2_000);
+    broker.createTopic("quiet", 4);
+    int backlog = 200_000;
+    KafkaTopics.produce(broker, "quiet", 0, backlog);
     Path log = dir.resolve("quiet.log");
     Process process = new ProcessBuilder(command("quiet", "quiet-job")).redirectErrorStream(true)
         .redirectOutput(log.toFile()).start();
+    String duringOutage;
     try {
       KillLoop.awaitOutput(process, log, "Committed checkpoint ");
       broker.stop();
+      long stoppedAt = Files.size(log);
       KillLoop.awaitOutput(process, log, "has not answered for");
+      // The outage's length, not a wait for something to happen: three more checkpoint intervals without a broker.
+      process.waitFor(3, TimeUnit.SECONDS);
+      String upToRestart = Files.readString(log);
+      duringOutage = upToRestart.substring((int) Math.min(stoppedAt, upToRestart.length()));
       broker.start();
       KillLoop.awaitOutput(process, log, "answers again after");
-      KafkaTopics.produce(broker, "quiet", 2_000, 4_000);
+      KafkaTopics.produce(broker, "quiet", backlog, backlog + 2_000);
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
       while (!caughtUp("quiet")) {
         assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
@@ -143,12 +153,18 @@ class KafkaKillIT {
     System.out.println("KafkaKillIT outage, the tool's warnings and outage lines: " + out.lines()
         .filter(line -> line.contains(" WARN ") || line.contains("answers again")).toList());
     assertThat(process.exitValue()).as(out).isZero();
+    long commitsDuringOutage = java.util.regex.Pattern.compile("Committed checkpoint (\\d+) ").matcher(duringOutage)
+        .results().map(match -> match.group(1)).distinct().count();
+    System.out.println("KafkaKillIT outage: " + commitsDuringOutage + " commits while the broker was away: "
+        + duringOutage.lines().filter(line -> line.contains(" complete: ")).toList());
+    assertThat(commitsDuringOutage).as("what was read before the outage is one commit, not a trickle: %s",
+        duringOutage).isLessThanOrEqualTo(2);
     assertThat(out.split("has not answered for", -1)).as(out).hasSize(2);
     assertThat(out.split("answers again after", -1)).as(out).hasSize(2);
     assertThat(out).as("the client's warnings stay at --verbose").doesNotContain("NetworkClient")
         .doesNotContain("could not be established");
     JsonNode report = audit("quiet");
-    assertThat(report.get("sourceRows").asLong()).isEqualTo(4_000);
+    assertThat(report.get("sourceRows").asLong()).isEqualTo(backlog + 2_000);
     assertThat(report.get("duplicateKeys").asLong()).isZero();
     assertThat(report.get("lostKeys").asLong()).isZero();
   }

@@ -102,6 +102,16 @@ final class BrokerReachability {
     return down;
   }
 
+  /**
+   * Whether the brokers answered lately: within a third of the limit of polled time (1 s by default), so a fetch in
+   * flight may still bring records. Records held back for a partition that is behind wait only for a fetch that
+   * can come; during an outage they are handed out, so that what was read before it is one checkpoint, not one
+   * record per hold.
+   */
+  boolean answeredLately() {
+    return !down && silentNanos < quietNanos / 3;
+  }
+
   private static String seconds(long nanos) {
     return String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
   }

@@ -589,7 +589,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
      * grow with the offset for producers that stamp records with their event time). While a partition with nothing
      * fetched is behind its end offset, records are held back for it — at most 500 ms at a time, so that a slow
      * partition never stops the others, and never while the buffer is at its limit (memory stays bounded whatever
-     * a partition does). Null when nothing may be handed out now.
+     * a partition does) or the brokers have not answered lately (no fetch is coming). Null when nothing may be
+     * handed out now.
      */
     private ConsumerRecord<byte[], byte[]> nextInTimestampOrder() {
       java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> first = null;
@@ -602,7 +603,8 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         holdingSince = -1;
         return null;
       }
-      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && partitionBehind()) {
+      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && reachability.answeredLately()
+          && partitionBehind()) {
         long now = System.nanoTime();
         if (holdingSince < 0) {
           holdingSince = now;

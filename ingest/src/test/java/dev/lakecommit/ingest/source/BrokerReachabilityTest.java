@@ -55,4 +55,17 @@ class BrokerReachabilityTest {
       assertThat(reachability.observe(Double.NaN, true, now)).isFalse();
     }
   }
+
+  @Test
+  void answeredLatelyUntilASecondOfPolledSilence() {
+    BrokerReachability reachability = new BrokerReachability("b:9092", Duration.ofSeconds(3), 0);
+    reachability.observe(5, true, 0);
+    assertThat(reachability.answeredLately()).isTrue();
+    reachability.observe(5, true, 600 * MS);
+    assertThat(reachability.answeredLately()).as("a fetch wait without an answer").isTrue();
+    reachability.observe(5, true, 1_100 * MS);
+    assertThat(reachability.answeredLately()).as("1.1 s without an answer").isFalse();
+    reachability.observe(6, true, 1_200 * MS);
+    assertThat(reachability.answeredLately()).isTrue();
+  }
 }
