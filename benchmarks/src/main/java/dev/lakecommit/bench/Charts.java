@@ -117,9 +117,9 @@ public final class Charts {
           "Hive on S3: completing staged uploads vs copy-rename", "ms per checkpoint commit", null, false, false,
           List.of(Measure.primary("ms"))));
 
-  /** One result of a JSON file: a benchmark method under one parameter combination. */
-  record Result(String benchmark, String variant, Map<String, String> params, String unit, List<Double> primary,
-      Map<String, List<Double>> secondary) {}
+  /** One result of a JSON file: a benchmark method under one parameter combination (also read by ResultsTable). */
+  record Result(String benchmark, String variant, String mode, Map<String, String> params, String unit,
+      List<Double> primary, double score, double error, Map<String, List<Double>> secondary) {}
 
   private Charts() {}
 
@@ -175,8 +175,9 @@ public final class Charts {
         }
       }
       JsonNode primary = node.get("primaryMetric");
-      results.add(new Result(name[name.length - 2], name[name.length - 1], params,
-          primary.get("scoreUnit").asText(), samples(primary), secondary));
+      results.add(new Result(name[name.length - 2], name[name.length - 1], node.path("mode").asText(), params,
+          primary.get("scoreUnit").asText(), samples(primary), primary.path("score").asDouble(),
+          primary.path("scoreError").asDouble(), secondary));
     }
     return results;
   }

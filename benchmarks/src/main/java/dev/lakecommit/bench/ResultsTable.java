@@ -1,12 +1,9 @@
 package dev.lakecommit.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -57,17 +54,11 @@ public final class ResultsTable {
 
   static List<Row> read(Path file) throws IOException {
     List<Row> rows = new ArrayList<>();
-    for (JsonNode result : new ObjectMapper().readTree(file.toFile())) {
-      String[] name = result.get("benchmark").asText().split("\\.");
-      JsonNode metric = result.get("primaryMetric");
-      List<Double> samples = new ArrayList<>();
-      for (JsonNode fork : metric.get("rawData")) {
-        fork.forEach(value -> samples.add(value.asDouble()));
-      }
-      rows.add(new Row(file.getFileName().toString(), name[name.length - 2], name[name.length - 1],
-          result.path("mode").asText(), params(result.get("params")),
-          median(samples), metric.get("score").asDouble(), metric.get("scoreError").asDouble(),
-          metric.get("scoreUnit").asText()));
+    for (Charts.Result result : Charts.read(file)) {
+      List<String> params = new ArrayList<>();
+      result.params().forEach((name, value) -> params.add(name + "=" + value));
+      rows.add(new Row(file.getFileName().toString(), result.benchmark(), result.variant(), result.mode(),
+          String.join(", ", params), median(result.primary()), result.score(), result.error(), result.unit()));
     }
     return rows;
   }
@@ -118,17 +109,7 @@ public final class ResultsTable {
     return out.append("\n").toString();
   }
 
-  private static String params(JsonNode params) {
-    if (params == null) {
-      return "";
-    }
-    List<String> parts = new ArrayList<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = params.fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> entry = it.next();
-      parts.add(entry.getKey() + "=" + entry.getValue().asText());
-    }
-    return String.join(", ", parts);
-  }
+
 
   static double median(List<Double> samples) {
     double[] sorted = samples.stream().mapToDouble(Double::doubleValue).toArray();

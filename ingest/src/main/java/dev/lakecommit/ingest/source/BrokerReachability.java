@@ -3,11 +3,9 @@ package dev.lakecommit.ingest.source;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,15 +51,17 @@ final class BrokerReachability {
     this.lastPoll = nowNanos;
   }
 
-  /** After a poll of {@code consumer}: reads its response count and whether it asked for anything. */
-  void afterPoll(Consumer<?, ?> consumer) {
+  /**
+   * After a poll of {@code consumer}: reads its response count.
+   *
+   * @param fetching whether some partition of the consumer is not paused (it asked the brokers for something)
+   */
+  void afterPoll(Consumer<?, ?> consumer, boolean fetching) {
     if (responseMetric == null) {
       responseMetric = responseMetric(consumer.metrics());
     }
-    Set<TopicPartition> assigned = consumer.assignment();
     Object value = responseMetric == null ? null : responseMetric.metricValue();
-    observe(value instanceof Number number ? number.doubleValue() : Double.NaN,
-        !assigned.isEmpty() && !consumer.paused().containsAll(assigned), System.nanoTime());
+    observe(value instanceof Number number ? number.doubleValue() : Double.NaN, fetching, System.nanoTime());
   }
 
   /**

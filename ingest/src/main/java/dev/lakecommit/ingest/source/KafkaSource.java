@@ -563,7 +563,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
           outOfRange(e);
           continue;
         }
-        reachability.afterPoll(consumer);
+        reachability.afterPoll(consumer, paused.size() < next.size()); // paused: a subset of the assigned
         updateLag();
         long fetchedBytes = 0;
         for (TopicPartition partition : records.partitions()) {
