@@ -62,10 +62,12 @@ final class KillLoop {
   /**
    * Runs {@code command} until it exits 0, killing the first {@code kills} runs: mostly within
    * {@code maxDelayMillis} after the run completed a checkpoint of its own (so every run makes progress, and the
-   * kill can land in the commit that follows), one in five during start-up. Fails if a run that was not killed
-   * exits non-zero, or if the job needs too many restarts.
+   * kill can land in the commit that follows), one in five during start-up, never two of those in a row (so even 5
+   * kills resume from at least two checkpoints). Fails if a run that was not killed exits non-zero, or if the job
+   * needs too many restarts.
    */
   Result run(List<String> command, int kills, int maxDelayMillis) throws Exception {
+    boolean lastEarly = false;
     int killed = 0;
     int runs = 0;
     int exit = -1;
@@ -76,7 +78,8 @@ final class KillLoop {
       long begin = System.nanoTime();
       Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
       if (killed < kills) {
-        boolean early = random.nextInt(5) == 0;
+        boolean early = random.nextInt(5) == 0 && !lastEarly;
+        lastEarly = early;
         awaitOutput(process, log, early ? "Ingesting " : " complete: ");
         if (!process.waitFor(random.nextInt(early ? 300 : maxDelayMillis), TimeUnit.MILLISECONDS)) {
           // SIGKILL: no shutdown hooks, nothing flushed
