@@ -12,6 +12,7 @@ import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.DirectoryTable;
 import dev.lakecommit.core.testing.DirectoryTableSink;
 import dev.lakecommit.core.testing.RangeSource;
+import dev.lakecommit.core.testing.TestScale;
 import dev.lakecommit.staging.testing.FaultInjectingS3Proxy;
 import dev.lakecommit.staging.testing.FaultRule;
 import dev.lakecommit.staging.testing.FaultRule.Fault;
@@ -36,7 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * S3FileIO, as the tool keeps them with {@code --checkpoint-dir s3://...}) meets a store that resets every
  * connection or answers 503 / 500 to every request, for a bounded time, starting when the job has committed two
  * checkpoints. With {@link S3Clients}' retries (the default of every S3FileIO the sinks and the tool open) the job
- * rides through a 60 s outage and finishes exact; with Iceberg's own retry settings it stops within seconds.
+ * rides through a 60 s outage ({@code -Plong}; 20 s in the default build) and finishes exact; with Iceberg's own retry settings it stops within seconds.
  */
 class S3OutageIT {
   private static final long ROWS = 400;
@@ -113,8 +114,9 @@ class S3OutageIT {
   }
 
   @Test
-  void aJobRidesThroughA60SecondStoreOutageWithTheDefaultRetries() throws Exception {
-    Duration outage = Duration.ofSeconds(60);
+  void aJobRidesThroughAStoreOutageWithTheDefaultRetries() throws Exception {
+    // 20 s in the default build (twice what stops a job with Iceberg's own retries), 60 s with -Plong
+    Duration outage = Duration.ofSeconds(TestScale.pick(20, 60));
     proxy = FaultInjectingS3Proxy.start(s3, 15);
     DirectoryTable table = new DirectoryTable(dir.resolve("table"));
     AtomicLong startedAt = new AtomicLong();

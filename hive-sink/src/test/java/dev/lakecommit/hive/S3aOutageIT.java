@@ -105,8 +105,8 @@ class S3aOutageIT {
 
   @Test
   void aHiveJobOnS3aRidesThroughAStoreOutage() throws Exception {
-    // 20 s in the default build (S3A's retries take several minutes to ride through 60 s), 60 s with -Plong
-    Duration outage = Duration.ofSeconds(dev.lakecommit.core.testing.TestScale.pick(20, 60));
+    // 10 s in the default build (S3A's retries take several minutes to ride through 60 s), 60 s with -Plong
+    Duration outage = Duration.ofSeconds(dev.lakecommit.core.testing.TestScale.pick(10, 60));
     String table = HiveFixture.newTable("outage");
     HiveSink<Record> sink = HiveSink.forRecords(fixture.config(table)
         .createTable(HiveTestData.SCHEMA, HiveTestData.PARTITIONED).build());

@@ -85,7 +85,7 @@ class TableCommitterFaultTest {
   @ParameterizedTest
   @MethodSource("catalogs")
   void racingCommittersOfOneCheckpointMakeExactlyOneSnapshot(String name) throws Exception {
-    int races = TestScale.pick(20, 200);
+    int races = TestScale.pick(6, 200);
     for (int race = 0; race < races; race++) {
       Path base = Files.createDirectory(dir.resolve("race-" + race));
       CatalogFixture fixture = fixture(name, base);
