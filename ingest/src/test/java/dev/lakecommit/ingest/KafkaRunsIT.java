@@ -174,4 +174,62 @@ class KafkaRunsIT {
     assertThat(afresh.out()).contains("Committed 700 rows");
     assertAudit(verify("recreated"), 700, 0, 0);
   }
+
+  /**
+   * A job that has not committed yet is shown by {@code status} from its first seconds: the run's start offsets,
+   * the topic's end offsets and the lag between them, and where its metrics are served; once it commits (here on
+   * SIGTERM), its committed offsets take over.
+   */
+  @Test
+  void statusShowsWhereAJobStartedAndItsLagBeforeItsFirstCommit() throws Exception {
+    broker.createTopic("fresh", 2);
+    KafkaTopics.produce(broker, "fresh", 0, 800);
+    List<String> args = List.of("ingest", "--input", input("fresh"), "--table", "load.events", "--warehouse",
+        dir.resolve("wh").toString(), "--schema", "id long, kind string, ts long", "--job-id", "fresh-job",
+        "--checkpoint-interval", "1h", "--checkpoint-every-records", "1000000", "--metrics-host", "127.0.0.1",
+        "--metrics-port", "0");
+    Path log = dir.resolve("fresh.log");
+    Process job = new ProcessBuilder(KillLoop.command(List.of(), args)).redirectErrorStream(true)
+        .redirectOutput(log.toFile()).start();
+    try {
+      KillLoop.awaitOutput(job, log, "Metrics at ");
+      JsonNode status = JSON.createObjectNode();
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(2);
+      while (!status.path("newest-runs").has("fresh-job")) {
+        assertThat(job.isAlive()).as("the job runs: %s", Files.readString(log)).isTrue();
+        assertThat(System.nanoTime()).as("status showed the job within 2 minutes").isLessThan(deadline);
+        CliRun run = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
+            "--json", "--input", input("fresh"));
+        status = run.exitCode() == 0 ? JSON.readTree(run.out()) : JSON.createObjectNode();
+      }
+      assertThat(status.path("jobs").size()).as("nothing committed: %s", status).isZero();
+      JsonNode run = status.path("newest-runs").path("fresh-job");
+      assertThat(run.path("metrics").asText()).as("%s", status).startsWith("http://127.0.0.1:").endsWith("/metrics");
+      JsonNode offsets = run.path("start-offsets");
+      long ends = 0;
+      for (String partition : List.of("fresh-0", "fresh-1")) {
+        assertThat(offsets.path(partition).path("start").asLong(-1)).as("%s", status).isZero();
+        ends += offsets.path(partition).path("end").asLong();
+        assertThat(offsets.path(partition).path("lag").asLong()).isEqualTo(offsets.path(partition).path("end")
+            .asLong());
+      }
+      // offsets, as Kafka counts lag: the 800 messages and the markers of the transactions that produced them
+      assertThat(ends).as("%s", status).isGreaterThanOrEqualTo(800);
+      assertThat(offsets.path("total-lag").asLong()).as("%s", status).isEqualTo(ends);
+      String text = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString())
+          .out();
+      assertThat(text).contains("job fresh-job: running since ").contains("nothing committed yet")
+          .contains("metrics at http://127.0.0.1:");
+    } finally {
+      job.destroy();
+      assertThat(job.waitFor(2, java.util.concurrent.TimeUnit.MINUTES)).as("the job stopped on SIGTERM").isTrue();
+    }
+    assertThat(job.exitValue()).as(Files.readString(log)).isZero();
+    CliRun after = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
+        "--json", "--input", input("fresh"));
+    JsonNode status = JSON.readTree(after.out());
+    assertThat(status.path("committed-offsets").path("fresh-job").path("total-lag").asLong(-1)).as("%s", status)
+        .isZero();
+    assertThat(status.path("newest-runs").path("fresh-job").has("start-offsets")).as("%s", status).isFalse();
+  }
 }

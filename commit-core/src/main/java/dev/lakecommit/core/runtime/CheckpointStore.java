@@ -23,6 +23,8 @@ public final class CheckpointStore {
   private static final String CHECKPOINT_SUFFIX = ".ckpt";
   private static final String ATTEMPT_PREFIX = "attempt-";
   private static final String EPOCH_PREFIX = "epoch-";
+  private static final String RUN_PREFIX = "run-";
+  private static final String RUN_SUFFIX = ".json";
 
   private final BlobStore blobs;
   private final int retained;
@@ -63,6 +65,44 @@ public final class CheckpointStore {
       blobs.delete(attemptName(attempts.get(i)));
     }
     return next;
+  }
+
+  /**
+   * Publishes what a run says of itself for {@code status} before it has committed anything (where it started
+   * reading, where its metrics are): one object per start, named by its time; the newest three are kept.
+   */
+  public void publishRunInfo(byte[] info) throws IOException {
+    String name = String.format("%s%020d-%d%s", RUN_PREFIX, System.currentTimeMillis(),
+        ProcessHandle.current().pid(), RUN_SUFFIX);
+    blobs.publish(name, info);
+    List<String> runs = runInfoNames();
+    for (int i = 3; i < runs.size(); i++) {
+      blobs.delete(runs.get(i));
+    }
+  }
+
+  /** What the newest run published with {@link #publishRunInfo}, if any. */
+  public java.util.Optional<byte[]> latestRunInfo() throws IOException {
+    for (String name : runInfoNames()) {
+      try {
+        return java.util.Optional.of(blobs.read(name));
+      } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException e) {
+        // deleted by a newer run since the listing: try the next
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** Names of the published run infos, newest first. */
+  private List<String> runInfoNames() throws IOException {
+    List<String> names = new ArrayList<>();
+    for (String name : blobs.list()) {
+      if (name.startsWith(RUN_PREFIX) && name.endsWith(RUN_SUFFIX)) {
+        names.add(name);
+      }
+    }
+    names.sort(Comparator.reverseOrder());
+    return names;
   }
 
   /** One stored checkpoint file: its checkpoint id and the run epoch that persisted it (-1 if unknown). */

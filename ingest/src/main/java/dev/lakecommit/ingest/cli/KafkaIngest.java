@@ -1,7 +1,9 @@
 package dev.lakecommit.ingest.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.runtime.CheckpointStore;
 import dev.lakecommit.core.runtime.CheckpointedSource;
 import dev.lakecommit.core.runtime.ForwardingSourceReader;
 import dev.lakecommit.core.runtime.JobListener;
@@ -12,9 +14,13 @@ import dev.lakecommit.ingest.source.GroupOffsetsMirror;
 import dev.lakecommit.ingest.source.KafkaSource;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@code lakecommit ingest --input kafka://...}: a Kafka topic to a table, one commit per checkpoint, with the
@@ -22,6 +28,7 @@ import org.apache.iceberg.data.Record;
  * SIGINT (then the current checkpoint is committed and the tool exits 0), or bounded with {@code --until end}.
  */
 final class KafkaIngest {
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaIngest.class);
   private final IngestCommand command;
 
   KafkaIngest(IngestCommand command) {
@@ -65,15 +72,18 @@ final class KafkaIngest {
       if (metrics != null) {
         out.printf("Metrics at http://%s:%d/metrics%n", command.kafka.metricsHost, metrics.port());
       }
+      CheckpointStore checkpoints = command.job.checkpointStore(jobId, command.table);
+      String metricsAt = metrics == null ? null
+          : String.format("http://%s:%d/metrics", command.kafka.metricsHost, metrics.port());
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
-          command.runtime.paced(counting(source, rowsRead, mirror)));
+          command.runtime.paced(counting(source, rowsRead, mirror, runInfo(checkpoints, source, metricsAt))));
       java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
       if (router != null) {
         builder.router(router);
       }
       result = command.runtime.apply(builder, access)
           .jobId(jobId)
-          .checkpointStore(command.job.checkpointStore(jobId, command.table))
+          .checkpointStore(checkpoints)
           .parallelism(command.parallelism)
           .checkpointEveryRecords(command.checkpointEveryRecords)
           .checkpointInterval(command.checkpointInterval)
@@ -95,6 +105,30 @@ final class KafkaIngest {
     return command.diverted(out);
   }
 
+  /**
+   * Publishes, each time the reader opens, where it starts reading (the stored offsets, or where a new job starts)
+   * and where its metrics are, for {@code status} to show before the run's first commit. Best effort: a store that
+   * refuses it costs the job nothing but that view.
+   */
+  private static java.util.function.Consumer<byte[]> runInfo(CheckpointStore checkpoints, KafkaSource source,
+      String metricsAt) {
+    return start -> {
+      Map<String, Object> info = new LinkedHashMap<>();
+      info.put("started", java.time.Instant.now().toString());
+      info.put("pid", ProcessHandle.current().pid());
+      info.put("start-offsets", source.commitPosition(start));
+      if (metricsAt != null) {
+        info.put("metrics", metricsAt);
+      }
+      try {
+        checkpoints.publishRunInfo(new ObjectMapper().writeValueAsBytes(info));
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Could not record the run's start offsets in {} for status: {}", checkpoints.location(),
+            e.toString());
+      }
+    };
+  }
+
   /** What watches the job: the read-ahead count, progress, metrics if served, the group mirror if asked for. */
   private static JobListener observers(KafkaSource source, Progress progress, JobMetrics metrics,
       GroupOffsetsMirror mirror) {
@@ -107,11 +141,13 @@ final class KafkaIngest {
    * Counts rows read and keeps the diverted total of the newest position (and tells the group mirror of it);
    * forwards the stream's polling.
    */
-  private CheckpointedSource<Record> counting(KafkaSource source, AtomicLong rows, GroupOffsetsMirror mirror) {
+  private CheckpointedSource<Record> counting(KafkaSource source, AtomicLong rows, GroupOffsetsMirror mirror,
+      java.util.function.Consumer<byte[]> opened) {
     return new CheckpointedSource<>() {
       @Override
       public SourceReader<Record> open(byte[] position) throws IOException {
         SourceReader<Record> reader = source.open(position);
+        opened.accept(reader.position());
         command.divertedBefore.set(KafkaSource.divertedAt(position));
         command.divertedTotal.set(KafkaSource.divertedAt(position));
         return new ForwardingSourceReader<>(reader) {

@@ -66,9 +66,33 @@ public final class StatusCommand implements Callable<Integer> {
     });
     status.put("runs", runs);
     status.put("jobs", committed);
-    Map<String, Object> offsets = committedOffsets(positions);
+    Map<String, Map<String, Object>> started = runInfos(runs.keySet());
+    Map<String, String> startPositions = new LinkedHashMap<>();
+    started.forEach((id, info) -> {
+      if (!positions.containsKey(id) && info.get("start-offsets") instanceof String at) {
+        startPositions.put(id, at);
+      }
+    });
+    Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
+    if (input != null && !(positions.isEmpty() && startPositions.isEmpty())) {
+      end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+    }
+    Map<String, Object> offsets = offsets(positions, end, "committed");
     if (!offsets.isEmpty()) {
       status.put("committed-offsets", offsets);
+    }
+    Map<String, Object> startOffsets = offsets(startPositions, end, "start");
+    if (!started.isEmpty()) {
+      Map<String, Object> newest = new LinkedHashMap<>();
+      started.forEach((id, info) -> {
+        Map<String, Object> run = new LinkedHashMap<>(info);
+        run.remove("start-offsets");
+        if (startOffsets.containsKey(id)) {
+          run.put("start-offsets", startOffsets.get(id));
+        }
+        newest.put(id, run);
+      });
+      status.put("newest-runs", newest);
     }
     if (job.jobId != null) {
       status.put("job", jobStatus(job.requiredJobId(), committed.get(job.jobId)));
@@ -80,14 +104,22 @@ public final class StatusCommand implements Callable<Integer> {
       if (committed.isEmpty()) {
         out.println("no Lakecommit job has committed to this table");
       }
+      started.forEach((id, info) -> {
+        if (!committed.containsKey(id)) {
+          out.printf("  job %s: running since %s (epoch %s), nothing committed yet%s%n", id, info.get("started"),
+              runs.get(id), startPositions.containsKey(id) ? "; started at offsets " + startPositions.get(id) : "");
+        }
+        if (info.get("metrics") != null) {
+          out.printf("  job %s: metrics at %s%n", id, info.get("metrics"));
+        }
+      });
       committed.forEach((id, checkpoint) -> out.printf("  job %s: last committed checkpoint %d%s%s%n", id,
           checkpoint, runs.containsKey(id) ? "; newest run: epoch " + runs.get(id) : "",
           positions.containsKey(id) ? "; committed offsets " + positions.get(id) : ""));
-      offsets.forEach((id, partitions) -> {
-        if (input != null) {
-          out.printf("  job %s: %s%n", id, partitions);
-        }
-      });
+      if (input != null) {
+        offsets.forEach((id, partitions) -> out.printf("  job %s: %s%n", id, partitions));
+        startOffsets.forEach((id, partitions) -> out.printf("  job %s: %s%n", id, partitions));
+      }
       if (status.get("job") instanceof Map<?, ?> detail) {
         detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
       }
@@ -97,15 +129,12 @@ public final class StatusCommand implements Callable<Integer> {
   }
 
   /**
-   * Each job's committed Kafka offsets, by partition; with {@code --input}, each partition's end offset and lag
-   * (records behind the end) too.
+   * Kafka offsets of each job ({@code label}: committed, or where the newest run started reading), by partition;
+   * with the end offsets of {@code --input}, each partition's end offset and lag (records behind the end) too.
    */
-  private Map<String, Object> committedOffsets(Map<String, String> positions) throws java.io.IOException {
+  private static Map<String, Object> offsets(Map<String, String> positions,
+      Map<org.apache.kafka.common.TopicPartition, Long> end, String label) {
     Map<String, Object> byJob = new LinkedHashMap<>();
-    Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
-    if (input != null && !positions.isEmpty()) {
-      end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
-    }
     for (Map.Entry<String, String> job : positions.entrySet()) {
       Map<String, Object> partitions = new LinkedHashMap<>();
       long lag = 0;
@@ -115,7 +144,7 @@ public final class StatusCommand implements Callable<Integer> {
           partitions.put(entry.getKey().toString(), entry.getValue());
         } else {
           Map<String, Long> detail = new LinkedHashMap<>();
-          detail.put("committed", entry.getValue());
+          detail.put(label, entry.getValue());
           detail.put("end", last);
           detail.put("lag", Math.max(0, last - entry.getValue()));
           lag += Math.max(0, last - entry.getValue());
@@ -128,6 +157,41 @@ public final class StatusCommand implements Callable<Integer> {
       byJob.put(job.getKey(), partitions);
     }
     return byJob;
+  }
+
+  /**
+   * What the newest run of each job published when it started reading (start offsets, metrics endpoint), read
+   * from the job's checkpoint location: the default one, or {@code --checkpoint-dir} for the job of
+   * {@code --job-id}. A job whose checkpoints are elsewhere is left out.
+   */
+  private Map<String, Map<String, Object>> runInfos(java.util.Collection<String> jobs) throws java.io.IOException {
+    Map<String, Map<String, Object>> infos = new LinkedHashMap<>();
+    List<String> ids = new ArrayList<>(jobs);
+    if (job.jobId != null && !ids.contains(job.jobId)) {
+      ids.add(job.jobId);
+    }
+    for (String id : ids) {
+      boolean named = id.equals(job.jobId);
+      if (!named && job.checkpointDir != null) {
+        continue;
+      }
+      java.util.Optional<CheckpointStore> store;
+      try {
+        store = job.existingCheckpointStore(JobId.of(id), table);
+      } catch (IllegalArgumentException e) {
+        if (named) {
+          throw e;
+        }
+        continue;
+      }
+      java.util.Optional<byte[]> info = store.isEmpty() ? java.util.Optional.empty() : store.get().latestRunInfo();
+      if (info.isPresent()) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> fields = new ObjectMapper().readValue(info.get(), LinkedHashMap.class);
+        infos.put(id, fields);
+      }
+    }
+    return infos;
   }
 
   private Map<String, Object> jobStatus(JobId jobId, Long committed) throws java.io.IOException {
