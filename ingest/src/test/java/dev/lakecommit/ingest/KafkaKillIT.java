@@ -8,6 +8,7 @@ import dev.lakecommit.core.testing.KafkaBroker;
 import dev.lakecommit.core.testing.TestScale;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -35,7 +36,10 @@ class KafkaKillIT {
   private List<String> command(String topic, String jobId, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--input", "kafka://" + broker.bootstrapServers() + "/"
         + topic, "--table", "load.events", "--warehouse", dir.resolve("wh").toString(), "--schema",
-        "id long, kind string, ts long", "--job-id", jobId, "--parallelism", "2", "--checkpoint-interval", "1s"));
+        "id long, kind string, ts long", "--job-id", jobId, "--parallelism", "2"));
+    if (!List.of(extra).contains("--checkpoint-interval")) {
+      args.addAll(List.of("--checkpoint-interval", "1s"));
+    }
     args.addAll(List.of(extra));
     return KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args);
   }
@@ -165,6 +169,51 @@ class KafkaKillIT {
         .doesNotContain("could not be established");
     JsonNode report = audit("quiet");
     assertThat(report.get("sourceRows").asLong()).isEqualTo(backlog + 2_000);
+    assertThat(report.get("duplicateKeys").asLong()).isZero();
+    assertThat(report.get("lostKeys").asLong()).isZero();
+  }
+
+  /**
+   * A run started while the broker is down: it waits for the broker, and its first commit comes within two
+   * checkpoint intervals of the broker's return, with every message of the backlog once.
+   */
+  @Test
+  void aRunStartedWhileTheBrokerIsDownCommitsWithinTwoIntervalsOfItsReturn() throws Exception {
+    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
+    broker.createTopic("late", 2);
+    int backlog = 20_000;
+    KafkaTopics.produce(broker, "late", 0, backlog);
+    broker.stop();
+    Path log = dir.resolve("late.log");
+    Process process = new ProcessBuilder(command("late", "late-job", "--checkpoint-interval", "2s"))
+        .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    long backAt;
+    long committedAt;
+    try {
+      KillLoop.awaitOutput(process, log, "does not answer: the job waits for its brokers");
+      assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
+      broker.start();
+      backAt = System.nanoTime();
+      KillLoop.awaitOutput(process, log, "Committed checkpoint ");
+      committedAt = System.nanoTime();
+      assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+      while (!caughtUp("late")) {
+        assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
+        assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
+      }
+      process.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
+      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+    } finally {
+      process.destroyForcibly();
+    }
+    String out = Files.readString(log);
+    assertThat(process.exitValue()).as(out).isZero();
+    System.out.printf("KafkaKillIT late start: first commit %.1f s after the broker was back%n",
+        (committedAt - backAt) / 1e9);
+    assertThat(Duration.ofNanos(committedAt - backAt)).as(out).isLessThanOrEqualTo(Duration.ofSeconds(4));
+    JsonNode report = audit("late");
+    assertThat(report.get("sourceRows").asLong()).isEqualTo(backlog);
     assertThat(report.get("duplicateKeys").asLong()).isZero();
     assertThat(report.get("lostKeys").asLong()).isZero();
   }

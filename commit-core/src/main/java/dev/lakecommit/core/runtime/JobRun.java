@@ -123,13 +123,14 @@ final class JobRun<IN, C, S, A> {
     activePool = pool;
     watchdog.progressed("reading and writing records after checkpoint " + restoredId);
     boolean finished = false;
+    long opening = System.nanoTime();
     try (CheckpointedSource.SourceReader<IN> reader =
         job.source.open(restored == null ? null : restored.sourcePosition())) {
       pool.start();
       committer.start();
       byte[] persistedPosition = restored == null ? null : restored.sourcePosition();
       long sinceCheckpoint = 0;
-      long checkpointStart = System.nanoTime();
+      long checkpointStart = firstIntervalStart(opening);
       while (true) {
         IN record = reader.poll(untilNextCheckpoint(checkpointStart));
         if (record == null) {
@@ -348,6 +349,16 @@ final class JobRun<IN, C, S, A> {
           String.format("Router chose writer %s of %s for record %s", writer, job.parallelism, record));
     }
     return writer;
+  }
+
+  /**
+   * Where the first checkpoint interval starts: when the source began to open, so that a source that took long to
+   * open (its brokers away as the run started) commits within an interval of answering; but half an interval after
+   * it opened at the earliest, so that the first commit carries what it read then.
+   */
+  private long firstIntervalStart(long opening) {
+    long now = System.nanoTime();
+    return job.checkpointInterval == null ? now : Math.max(opening, now - job.checkpointInterval.toNanos() / 2);
   }
 
   /** How long a stream's reader may wait for a record before the next checkpoint by interval is due. */

@@ -315,6 +315,10 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     // reader hands out in timestamp order (see Reader#poll); -K overrides both.
     properties.put(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(128 * 1024));
     properties.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(MAX_POLL_RECORDS));
+    // Back within a quarter second of a broker's return, not the client's 1 s: one consumer, so a light load on a
+    // broker that is coming up; -K overrides both.
+    properties.put(ConsumerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, "250");
+    properties.put(ConsumerConfig.RETRY_BACKOFF_MAX_MS_CONFIG, "250");
     properties.putAll(extra);
     properties.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, input.bootstrapServers());
     properties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
@@ -325,25 +329,30 @@ public final class KafkaSource implements CheckpointedSource<Record> {
 
   /** Every partition of the input's topics, as the brokers list them now. */
   static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input) throws IOException {
-    return partitions(consumer, input, false);
+    return partitions(consumer, input, false, Duration.ofSeconds(60));
+  }
+
+  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input, boolean fresh)
+      throws IOException {
+    return partitions(consumer, input, fresh, Duration.ofSeconds(60));
   }
 
   /**
    * @param fresh ask the brokers (listTopics) rather than the consumer's metadata cache, which learns of partitions
    *     added to a known topic only every metadata.max.age.ms (5 minutes by default)
    */
-  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input, boolean fresh)
-      throws IOException {
+  private static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input, boolean fresh,
+      Duration timeout) throws IOException {
     List<TopicPartition> partitions = new ArrayList<>();
     if (input.pattern() != null || fresh) {
-      for (Map.Entry<String, List<PartitionInfo>> topic : consumer.listTopics(Duration.ofSeconds(60)).entrySet()) {
+      for (Map.Entry<String, List<PartitionInfo>> topic : consumer.listTopics(timeout).entrySet()) {
         if (input.reads(topic.getKey())) {
           topic.getValue().forEach(p -> partitions.add(new TopicPartition(p.topic(), p.partition())));
         }
       }
     } else {
       for (String topic : input.topics()) {
-        List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(60));
+        List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
         if (infos == null || infos.isEmpty()) {
           throw new IOException("Kafka topic '" + topic + "' does not exist at " + input.bootstrapServers());
         }
@@ -416,7 +425,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
       this.bufferLimit = 2 * intSetting(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, MAX_POLL_RECORDS);
       this.bufferByteLimit = intSetting(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, ConsumerConfig.DEFAULT_FETCH_MAX_BYTES);
       readAhead.cleared();
-      List<TopicPartition> partitions = partitions(consumer, settings.input());
+      List<TopicPartition> partitions = firstPartitions();
       if (restored != null) {
         for (TopicPartition stored : restored.offsets().keySet()) {
           if (!partitions.contains(stored)) {
@@ -431,6 +440,31 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         end.putAll(consumer.endOffsets(partitions));
       }
       nextDiscovery = System.nanoTime() + settings.discoveryInterval().toNanos();
+    }
+
+    /**
+     * The input's partitions as the run starts. A run that starts while the brokers are away waits for them, says
+     * so once and once when they answer, and reads at once then; the job's stall timeout bounds the wait.
+     */
+    private List<TopicPartition> firstPartitions() throws IOException {
+      long since = System.nanoTime();
+      boolean said = false;
+      while (true) {
+        try {
+          List<TopicPartition> found = partitions(consumer, settings.input(), false, Duration.ofSeconds(2));
+          if (said) {
+            LOG.info("Kafka at {} answers after {} s: the job starts reading", settings.input().bootstrapServers(),
+                (System.nanoTime() - since) / 1_000_000_000);
+          }
+          return found;
+        } catch (org.apache.kafka.common.errors.TimeoutException e) {
+          if (!said) {
+            LOG.warn("Kafka at {} does not answer: the job waits for its brokers before it reads (up to"
+                + " --stall-timeout)", settings.input().bootstrapServers());
+            said = true;
+          }
+        }
+      }
     }
 
     /** Assigns the partitions and positions each: stored offset, else where a new job or a new partition starts. */
