@@ -3,6 +3,7 @@ package dev.lakecommit.flink;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.flink.FlinkKafkaProcessIT.Faults;
 import dev.lakecommit.flink.FlinkKafkaProcessIT.Result;
 import dev.lakecommit.flink.FlinkKafkaProcessIT.SinkUnderTest;
 import java.nio.file.Path;
@@ -29,9 +30,9 @@ class FlinkIcebergSinkPeerIT {
   void lakecommitBesideIcebergsOwnSinkUnderTheSameFaults() throws Exception {
     long seed = TestScale.seed();
     Result lakecommit = FlinkKafkaProcessIT.run(dir.resolve("lakecommit"), seed, SinkUnderTest.LAKECOMMIT,
-        "events-peer-lakecommit", "flink_peer_lakecommit");
+        "events-peer-lakecommit", "flink_peer_lakecommit", Faults.all());
     Result peer = FlinkKafkaProcessIT.run(dir.resolve("iceberg"), seed, SinkUnderTest.ICEBERG_SINK,
-        "events-peer-iceberg", "flink_peer_iceberg");
+        "events-peer-iceberg", "flink_peer_iceberg", Faults.all());
     System.out.println("PEER-COMPARISON " + lakecommit);
     System.out.println("PEER-COMPARISON " + peer);
 

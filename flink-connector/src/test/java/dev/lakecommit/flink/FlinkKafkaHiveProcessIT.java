@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * directory. The same seeded faults: TaskManager SIGKILLs (the first aimed at a commit), broker stops, and
  * metastore outages in place of the catalog's: the Thrift server stopped right after a checkpoint completed and
  * started again on the same port seconds later, while the committer's attempts fail (asserted from the
- * TaskManagers' logs). Default build: 20,000 messages, 2 kills, 1 broker restart, 1 metastore outage; {@code
+ * TaskManagers' logs). Default build: 20,000 messages, 2 kills, 1 metastore outage; {@code
  * -Plong}: 1,000,000 messages, 6 kills, 2 broker restarts, 2 outages.
  *
  * <p>Then the table is audited as a Hive reader sees it ({@link HiveTableView#audit}): every row of every visible
@@ -31,8 +31,10 @@ class FlinkKafkaHiveProcessIT {
 
   @Test
   void kafkaToHiveUnderTaskManagerKillsABrokerRestartAndAMetastoreOutage() throws Exception {
+    // two kills and a metastore outage (broker restarts are FlinkKafkaProcessIT's, here only with -Plong)
     Result result = FlinkKafkaProcessIT.run(dir, TestScale.seed(), SinkUnderTest.LAKECOMMIT_HIVE,
-        "events-process-hive", "flink_kafka_hive");
+        "events-process-hive", "flink_kafka_hive",
+        new FlinkKafkaProcessIT.Faults(TestScale.pick(2, 6), TestScale.pick(0, 2), TestScale.pick(1, 2)));
     assertThat(result.topicMessages()).as("the topic holds every message once").isEqualTo(result.messages());
     LakeTableView.Audit audit = result.audit();
     assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();

@@ -64,7 +64,7 @@ import org.junit.jupiter.api.io.TempDir;
  * completed; the log says whether the table had that checkpoint's commit yet); further kills of a TaskManager
  * running the job; broker stops of a few seconds; and catalog outages: PostgreSQL stopped right after a checkpoint
  * completed, so that its commit meets a catalog that does not answer, and started again seconds later (what a
- * user's catalog database does in a failover or a restart). Default build: 20,000 messages, 2 TaskManager kills, 1
+ * user's catalog database does in a failover or a restart). Default build: 20,000 messages, the kill at a commit, 1
  * broker restart, 1 catalog outage; {@code -Plong}: 1,000,000 messages, 6 kills, 2 broker restarts, 2 outages.
  *
  * <p>Asserted: no duplicate, no loss, no row of an unknown id; a job restart per TaskManager kill; each catalog
@@ -161,7 +161,9 @@ class FlinkKafkaProcessIT {
 
   @Test
   void kafkaToIcebergUnderTaskManagerKillsABrokerRestartAndACatalogOutage() throws Exception {
-    Result result = run(dir, TestScale.seed(), SinkUnderTest.LAKECOMMIT, TOPIC, "flink_kafka_process");
+    // the kill at a commit, a broker restart and a catalog outage (a second kill is FlinkKafkaHiveProcessIT's)
+    Result result = run(dir, TestScale.seed(), SinkUnderTest.LAKECOMMIT, TOPIC, "flink_kafka_process",
+        new Faults(TestScale.pick(1, 6), TestScale.pick(1, 2), TestScale.pick(1, 2)));
     assertThat(result.topicMessages()).as("the topic holds every message once").isEqualTo(result.messages());
     LakeTableView.Audit audit = result.audit();
     assertThat(audit.duplicates()).as("duplicates: %s", audit).isZero();
@@ -179,6 +181,17 @@ class FlinkKafkaProcessIT {
    * peer), or Lakecommit's into a Hive table ({@link FlinkKafkaHiveProcessIT}).
    */
   enum SinkUnderTest { LAKECOMMIT, ICEBERG_SINK, LAKECOMMIT_HIVE }
+
+  /**
+   * How many faults of each kind a run meets: TaskManager kills (the first aimed at a commit), broker restarts and
+   * catalog (or metastore) outages.
+   */
+  record Faults(int kills, int brokerRestarts, int outages) {
+    /** Every kind more than once: 2 kills, 1 broker restart and 1 outage; 6, 2 and 2 with {@code -Plong}. */
+    static Faults all() {
+      return new Faults(TestScale.pick(2, 6), TestScale.pick(1, 2), TestScale.pick(1, 2));
+    }
+  }
 
   /**
    * What a run left: the audit of its table against its topic, how many messages the topic holds (under
@@ -202,11 +215,12 @@ class FlinkKafkaProcessIT {
    * failed commit attempts during each catalog or metastore outage); the audit's figures are the caller's to
    * assert.
    */
-  static Result run(Path dir, long seed, SinkUnderTest sink, String topicName, String database) throws Exception {
+  static Result run(Path dir, long seed, SinkUnderTest sink, String topicName, String database, Faults counts)
+      throws Exception {
     long messages = TestScale.pick(20_000, 1_000_000);
-    int kills = TestScale.pick(2, 6);
-    int brokerRestarts = TestScale.pick(1, 2);
-    int outages = TestScale.pick(1, 2);
+    int kills = counts.kills();
+    int brokerRestarts = counts.brokerRestarts();
+    int outages = counts.outages();
     int rate = TestScale.pick(2_000, 8_000);
     Random random = new Random(seed);
     List<Fault> faults = new ArrayList<>();

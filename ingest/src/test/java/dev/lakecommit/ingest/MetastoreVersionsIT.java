@@ -33,7 +33,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * each: a Hive table ingested, rerun (nothing committed again) and appended to by a second job, verified against
  * its input, its partitions' statistics exact and accurate, read back by Hive's own Parquet reader; an Iceberg table through Iceberg's Hive catalog on the
  * same metastore; two copies of one job started together (the older fenced, every row once); and the metastore
- * killed in the middle of an ingest and started again after an outage (the run rides it through, exact).
+ * killed in the middle of an ingest and started again after an outage (the run rides it through, exact; 3.1.3 in the
+ * default build, every version with {@code -Plong}).
  */
 class MetastoreVersionsIT {
   private static final String DB = "versions";
@@ -41,6 +42,9 @@ class MetastoreVersionsIT {
   /** How long the metastore stays down: 10 s (about ten checkpoints of the run meet it), 20 s in the long profile. */
   private static final int OUTAGE_SECONDS =
       Integer.getInteger("lakecommit.outage-seconds", TestScale.pick(10, 20));
+
+  /** The metastore whose outage the default build runs. */
+  private static final String OUTAGE_SETUP = "3.1.3 derby";
 
   @TempDir Path dir;
 
@@ -171,7 +175,11 @@ class MetastoreVersionsIT {
       assertExact(setup, iceberg, first, DB + ".iceberg_events", 3_000);
 
       twoCopiesOfOneJob(setup, hms, hive, warehouse);
-      anOutageOfTheMetastoreIsRiddenThrough(setup, hms, hive, warehouse);
+      // An outage is the client's retries against a dead server, the same on every version: in the default build
+      // on 3.1.3 (a process killed with SIGKILL), on every version with -Plong.
+      if (TestScale.isLong() || setup.equals(OUTAGE_SETUP)) {
+        anOutageOfTheMetastoreIsRiddenThrough(setup, hms, hive, warehouse);
+      }
     }
   }
 
