@@ -53,6 +53,24 @@ class KafkaKillIT {
     return new ObjectMapper().readTree(verify.out());
   }
 
+  /** Starts the test's broker with a topic of {@code partitions} holding messages 0 to {@code messages} - 1. */
+  private void startBrokerWith(String topic, int partitions, int messages) {
+    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
+    broker.createTopic(topic, partitions);
+    KafkaTopics.produce(broker, topic, 0, messages);
+  }
+
+  /** Waits until the tool has committed the whole topic, then stops it with SIGTERM (which commits, exit 0). */
+  private void stopOnceCaughtUp(Process process, Path log, String topic) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (!caughtUp(topic)) {
+      assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
+      assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
+    }
+    process.destroy();
+    assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+  }
+
   @Test
   void sigkillsAndBrokerRestartsWhileStreamingLoseAndDuplicateNothing() throws Exception {
     long seed = TestScale.seed();
@@ -123,10 +141,8 @@ class KafkaKillIT {
    */
   @Test
   void aBrokerOutageIsOneCommitAndTwoLines() throws Exception {
-    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
-    broker.createTopic("quiet", 4);
     int backlog = 200_000;
-    KafkaTopics.produce(broker, "quiet", 0, backlog);
+    startBrokerWith("quiet", 4, backlog);
     Path log = dir.resolve("quiet.log");
     Process process = new ProcessBuilder(command("quiet", "quiet-job")).redirectErrorStream(true)
         .redirectOutput(log.toFile()).start();
@@ -143,13 +159,7 @@ class KafkaKillIT {
       broker.start();
       KillLoop.awaitOutput(process, log, "answers again after");
       KafkaTopics.produce(broker, "quiet", backlog, backlog + 2_000);
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-      while (!caughtUp("quiet")) {
-        assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
-        assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
-      }
-      process.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
-      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+      stopOnceCaughtUp(process, log, "quiet");
     } finally {
       process.destroyForcibly();
     }
@@ -179,10 +189,8 @@ class KafkaKillIT {
    */
   @Test
   void aRunStartedWhileTheBrokerIsDownCommitsWithinTwoIntervalsOfItsReturn() throws Exception {
-    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
-    broker.createTopic("late", 2);
     int backlog = 20_000;
-    KafkaTopics.produce(broker, "late", 0, backlog);
+    startBrokerWith("late", 2, backlog);
     broker.stop();
     Path log = dir.resolve("late.log");
     Process process = new ProcessBuilder(command("late", "late-job", "--checkpoint-interval", "2s"))
@@ -197,13 +205,7 @@ class KafkaKillIT {
       KillLoop.awaitOutput(process, log, "Committed checkpoint ");
       committedAt = System.nanoTime();
       assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-      while (!caughtUp("late")) {
-        assertThat(System.nanoTime()).as("the tool caught up within 2 minutes").isLessThan(deadline);
-        assertThat(process.isAlive()).as("%s", Files.readString(log)).isTrue();
-      }
-      process.destroy(); // SIGTERM: the current checkpoint is committed, exit 0
-      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+      stopOnceCaughtUp(process, log, "late");
     } finally {
       process.destroyForcibly();
     }
