@@ -39,9 +39,25 @@ class ShadedJarIT {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx512m", "-XX:TieredStopAtLevel=1", "-jar", JAR.toString()));
     command.addAll(List.of(args));
+    return run(command, Map.of());
+  }
+
+  /** {@code bin/lakecommit} with {@code args}, this JVM's java first on the path, and {@code env} set. */
+  private Run script(Map<String, String> env, String... args) throws Exception {
+    List<String> command = new ArrayList<>(List.of("bash", JAR.getParent().getParent().getParent().resolve("bin")
+        .resolve("lakecommit").toString()));
+    command.addAll(List.of(args));
+    Map<String, String> all = new java.util.HashMap<>(env);
+    all.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + System.getenv("PATH"));
+    return run(command, all);
+  }
+
+  private Run run(List<String> command, Map<String, String> env) throws Exception {
     Path log = Files.createTempFile(dir, "run-", ".log");
-    Process process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(log.toFile()).start();
+    ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+        .redirectOutput(log.toFile());
+    builder.environment().putAll(env);
+    Process process = builder.start();
     if (!process.waitFor(3, TimeUnit.MINUTES)) {
       process.destroyForcibly().waitFor();
     }
@@ -54,6 +70,36 @@ class ShadedJarIT {
     all.addAll(shared);
     all.addAll(List.of(more));
     return all.toArray(String[]::new);
+  }
+
+  /**
+   * {@code bin/lakecommit} archives the tool's classes once per build of the jar (class-data sharing) and starts
+   * later runs from that archive: the tool's classes come from it, and what the tool prints is the same.
+   */
+  @Test
+  void binLakecommitStartsFromAnArchiveOfTheToolsClasses() throws Exception {
+    Path archive = JAR.resolveSibling("lakecommit.jsa");
+    Files.deleteIfExists(archive);
+    Files.deleteIfExists(JAR.resolveSibling("lakecommit.jsa.failed"));
+    Run first = script(Map.of(), "--version");
+    assertThat(first.exitCode()).as("%s", first).isZero();
+    assertThat(first.out()).contains("Archiving the tool's classes");
+    assertThat(archive).as("%s", first).isNotEmptyFile();
+
+    String loads = "-Xlog:class+load=info";
+    Run shared = script(Map.of("LAKECOMMIT_JAVA_OPTS", loads), "ingest", "--help");
+    Run plain = script(Map.of("LAKECOMMIT_JAVA_OPTS", loads, "LAKECOMMIT_CDS", "off"), "ingest", "--help");
+    assertThat(shared.exitCode()).as("%s", shared).isZero();
+    assertThat(shared.out()).doesNotContain("Archiving");
+    assertThat(shared.out().lines().filter(line -> line.contains(" dev.lakecommit.")
+        && line.contains("shared objects file (top)")).count()).as("the tool's classes loaded from the archive")
+        .isPositive();
+    assertThat(plain.out()).doesNotContain("shared objects file (top)");
+    assertThat(withoutClassLoads(shared.out())).isEqualTo(withoutClassLoads(plain.out())).contains("--input");
+  }
+
+  private static String withoutClassLoads(String out) {
+    return out.lines().filter(line -> !line.contains("[class,load]")).collect(java.util.stream.Collectors.joining("\n"));
   }
 
   @Test
