@@ -99,7 +99,7 @@ class KafkaKillIT {
   private boolean caughtUp(String topic) {
     CliRun status = CliRun.of("status", "--table", "load.events", "--warehouse", dir.resolve("wh").toString(),
         "--json", "--input", "kafka://" + broker.bootstrapServers() + "/" + topic);
-    return status.out().contains("\"total-lag\" : 0");
+    return KafkaTopics.caughtUp(status.out());
   }
 
   /**

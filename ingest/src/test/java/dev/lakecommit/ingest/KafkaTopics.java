@@ -99,4 +99,26 @@ final class KafkaTopics {
       produce(producer, topic, from, to, 100, false);
     }
   }
+
+  /**
+   * Whether {@code status --json --input ...} output shows every job's committed offsets at the topic's end (a job
+   * that has not committed yet, whose start offsets may be at an empty topic's end, is not caught up).
+   */
+  static boolean caughtUp(String statusJson) {
+    com.fasterxml.jackson.databind.JsonNode committed;
+    try {
+      committed = new com.fasterxml.jackson.databind.ObjectMapper().readTree(statusJson).path("committed-offsets");
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      return false;
+    }
+    if (committed.isEmpty()) {
+      return false;
+    }
+    for (com.fasterxml.jackson.databind.JsonNode job : committed) {
+      if (job.path("total-lag").asLong(-1) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
 }

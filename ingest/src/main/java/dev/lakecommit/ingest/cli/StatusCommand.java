@@ -75,7 +75,13 @@ public final class StatusCommand implements Callable<Integer> {
     });
     Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
     if (input != null && !(positions.isEmpty() && startPositions.isEmpty())) {
-      end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+      try {
+        end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+      } catch (java.io.IOException | org.apache.kafka.common.KafkaException e) {
+        // the table's side is still worth showing: the brokers are what is missing
+        status.put("end-offsets", "unavailable: " + e.getMessage());
+        spec.commandLine().getErr().println("warning: no end offsets from " + input + " (" + e.getMessage() + ")");
+      }
     }
     Map<String, Object> offsets = offsets(positions, end, "committed");
     if (!offsets.isEmpty()) {
@@ -106,7 +112,7 @@ public final class StatusCommand implements Callable<Integer> {
       }
       started.forEach((id, info) -> {
         if (!committed.containsKey(id)) {
-          out.printf("  job %s: running since %s (epoch %s), nothing committed yet%s%n", id, info.get("started"),
+          out.printf("  job %s: newest run started at %s (epoch %s), nothing committed yet%s%n", id, info.get("started"),
               runs.get(id), startPositions.containsKey(id) ? "; started at offsets " + startPositions.get(id) : "");
         }
         if (info.get("metrics") != null) {
@@ -186,9 +192,15 @@ public final class StatusCommand implements Callable<Integer> {
       }
       java.util.Optional<byte[]> info = store.isEmpty() ? java.util.Optional.empty() : store.get().latestRunInfo();
       if (info.isPresent()) {
-        @SuppressWarnings("unchecked")
-        Map<String, Object> fields = new ObjectMapper().readValue(info.get(), LinkedHashMap.class);
-        infos.put(id, fields);
+        try {
+          if (new ObjectMapper().readTree(info.get()) instanceof com.fasterxml.jackson.databind.node.ObjectNode node) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> fields = new ObjectMapper().convertValue(node, LinkedHashMap.class);
+            infos.put(id, fields);
+          }
+        } catch (java.io.IOException e) {
+          // a run's note that cannot be read shows nothing: the table and the checkpoints still say where it is
+        }
       }
     }
     return infos;

@@ -460,8 +460,12 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         } catch (org.apache.kafka.common.errors.TimeoutException e) {
           if (!said) {
             LOG.warn("Kafka at {} does not answer: the job waits for its brokers before it reads (up to"
-                + " --stall-timeout)", settings.input().bootstrapServers());
+                + " --stall-timeout; check the address if they are up)", settings.input().bootstrapServers());
             said = true;
+          }
+          if (stop.get()) {
+            throw new IOException("Stopped while waiting for Kafka at " + settings.input().bootstrapServers()
+                + " to answer (" + (System.nanoTime() - since) / 1_000_000_000 + " s): nothing was read");
           }
         }
       }
