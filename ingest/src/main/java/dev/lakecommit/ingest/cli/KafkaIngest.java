@@ -29,6 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 final class KafkaIngest {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaIngest.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
   private final IngestCommand command;
 
   KafkaIngest(IngestCommand command) {
@@ -121,7 +122,7 @@ final class KafkaIngest {
         info.put("metrics", metricsAt);
       }
       try {
-        checkpoints.publishRunInfo(new ObjectMapper().writeValueAsBytes(info));
+        checkpoints.publishRunInfo(JSON.writeValueAsBytes(info));
       } catch (IOException | RuntimeException e) {
         LOG.warn("Could not record the run's start offsets in {} for status: {}", checkpoints.location(),
             e.toString());

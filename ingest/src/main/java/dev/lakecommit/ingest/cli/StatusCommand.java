@@ -26,6 +26,8 @@ import picocli.CommandLine.Spec;
     description = "Shows the jobs that committed to a table (Iceberg, or Hive with --target hive), the last "
         + "committed checkpoint of each, and, for a job, its newest durable checkpoint and the checkpoints still pending commit.")
 public final class StatusCommand implements Callable<Integer> {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Mixin TableOptions table;
@@ -104,7 +106,7 @@ public final class StatusCommand implements Callable<Integer> {
       status.put("job", jobStatus(job.requiredJobId(), committed.get(job.jobId)));
     }
     if (json) {
-      out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+      out.println(JSON.writer(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
     } else {
       out.println(description.headline());
       if (committed.isEmpty()) {
@@ -193,10 +195,8 @@ public final class StatusCommand implements Callable<Integer> {
       java.util.Optional<byte[]> info = store.isEmpty() ? java.util.Optional.empty() : store.get().latestRunInfo();
       if (info.isPresent()) {
         try {
-          if (new ObjectMapper().readTree(info.get()) instanceof com.fasterxml.jackson.databind.node.ObjectNode node) {
-            @SuppressWarnings("unchecked")
-            Map<String, Object> fields = new ObjectMapper().convertValue(node, LinkedHashMap.class);
-            infos.put(id, fields);
+          if (JSON.readTree(info.get()) instanceof com.fasterxml.jackson.databind.node.ObjectNode node) {
+            infos.put(id, JSON.convertValue(node, new com.fasterxml.jackson.core.type.TypeReference<>() {}));
           }
         } catch (java.io.IOException e) {
           // a run's note that cannot be read shows nothing: the table and the checkpoints still say where it is

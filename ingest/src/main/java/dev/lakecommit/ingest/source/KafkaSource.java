@@ -332,11 +332,6 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     return partitions(consumer, input, false, Duration.ofSeconds(60));
   }
 
-  static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, KafkaInput input, boolean fresh)
-      throws IOException {
-    return partitions(consumer, input, fresh, Duration.ofSeconds(60));
-  }
-
   /**
    * @param fresh ask the brokers (listTopics) rather than the consumer's metadata cache, which learns of partitions
    *     added to a known topic only every metadata.max.age.ms (5 minutes by default)
@@ -740,7 +735,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private void discover() throws IOException {
       nextDiscovery = System.nanoTime() + settings.discoveryInterval().toNanos();
       List<TopicPartition> fresh = new ArrayList<>();
-      for (TopicPartition partition : partitions(consumer, settings.input(), true)) {
+      for (TopicPartition partition : partitions(consumer, settings.input(), true, Duration.ofSeconds(60))) {
         if (!next.containsKey(partition)) {
           fresh.add(partition);
         }
