@@ -6,7 +6,7 @@
 #   benchmarks/results.sh charts [SUBTITLE]     # draw benchmarks/charts/*.png from benchmarks/results/*.json
 #   benchmarks/results.sh tables                # print the results tables (medians, ratios) of benchmarks/results/
 #
-# NAME is one of: writer commit hive watermark flink kafka kafka-latency maintenance pipelined spark hive-s3.
+# NAME is one of: writer commit hive watermark flink kafka kafka-latency restart maintenance pipelined spark hive-s3.
 # Each run writes JMH's JSON (-rf json) as benchmarks/results/NAME.json; a run overwrites its own file only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,6 +54,7 @@ run() {
       rm -f "${parts[@]}" ;;
     kafka) jmh kafka -- 'KafkaIngestBenchmark.(kafka|file)$' -p rows=500000 -wi 1 -i 3 ;;
     kafka-latency) jmh kafka-latency -- 'KafkaIngestBenchmark.latency$' -p rows=1000 -p liveRows=50000 -p rate=5000 -wi 0 -i 3 ;;
+    restart) jmh restart -- RestartBenchmark -p backlog=100000 -wi 1 -i 7 ;;
     maintenance) jmh maintenance -- MaintenanceBenchmark -p checkpoints=100,300 -f 1 -wi 1 -i 3 -w 2s -r 2s -to 30m ;;
     pipelined) jmh pipelined -- PipelinedCommitBenchmark -f 1 -wi 1 -i 2 ;;
     hive-s3) jmh hive-s3 -- HiveS3CommitBenchmark -f 1 -wi 1 -i 3 ;;
@@ -77,7 +78,7 @@ case "${1:-}" in
     shift
     mkdir -p "$RESULTS"
     names=("$@")
-    [ ${#names[@]} -gt 0 ] || names=(writer commit hive watermark flink kafka kafka-latency maintenance pipelined spark hive-s3)
+    [ ${#names[@]} -gt 0 ] || names=(writer commit hive watermark flink kafka kafka-latency restart maintenance pipelined spark hive-s3)
     for name in "${names[@]}"; do run "$name"; done ;;
   charts)
     java -Djava.awt.headless=true -cp "$(classpath)" dev.lakecommit.bench.Charts --out benchmarks/charts \

@@ -113,6 +113,11 @@ public final class Charts {
       new Chart("ingest-vs-spark", "IngestVsSpark", ".*", "The tool vs a Spark 4.1 + Iceberg job, same input",
           "rows per second", null, false, false, List.of(Measure.rowsPerSecond("per wall-clock second"),
               Measure.secondary("per CPU-second", "rowsPerCpuSecond"))),
+      new Chart("restart", "RestartBenchmark", ".*",
+          "Kafka job restarted after SIGKILL, 100,000 messages behind: where the seconds go",
+          "ms from process start", null, false, false, List.of(Measure.secondary("options read", "cliMillis"),
+              Measure.secondary("epoch claimed", "claimedMillis"), Measure.secondary("restored", "restoredMillis"),
+              Measure.secondary("checkpoint durable", "checkpointMillis"), Measure.primary("first commit"))),
       new Chart("hive-s3-commit", "HiveS3CommitBenchmark", ".*",
           "Hive on S3: completing staged uploads vs copy-rename", "ms per checkpoint commit", null, false, false,
           List.of(Measure.primary("ms"))));

@@ -32,7 +32,8 @@ public final class ResultsTable {
           "FlinkSinkBenchmark", List.of("iceberg"),
           "KafkaIngestBenchmark", List.of("file"),
           "MaintenanceBenchmark", List.of("scanOneCommit", "writeUnmaintained"),
-          "IngestVsSpark", List.of("spark"));
+          "IngestVsSpark", List.of("spark"),
+          "RestartBenchmark", List.of("withoutArchive"));
 
   private ResultsTable() {}
 

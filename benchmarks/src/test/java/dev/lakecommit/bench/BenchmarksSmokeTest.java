@@ -42,6 +42,8 @@ class BenchmarksSmokeTest {
     // KafkaIngestBenchmark.latency: 500 messages at 1,000/s into the tool in a child JVM (about 10 s per run).
     {"liveRows", "500"},
     {"rate", "1000"},
+    // RestartBenchmark: 1,000 messages behind at each restart of the tool (a child JVM, about 4 s per restart).
+    {"backlog", "1000"},
     // PipelinedCommitBenchmark: 1 s of reading at 4 checkpoints per second, per variant.
     {"jobSeconds", "1"},
     {"checkpointMillis", "250"},

@@ -182,6 +182,30 @@ class KafkaIngestIT {
         .contains("\"lostKeys\" : 0");
   }
 
+  /**
+   * A Kafka job starts its consumer while its table opens (so that a restart reads sooner); a job whose table never
+   * opens closes that consumer: no client is left behind in the process (the clients' registered MBeans counted).
+   */
+  @Test
+  void theConsumerStartedWhileTheTableOpensIsClosedWhenTheTableFails() throws Exception {
+    broker.createTopic("early", 2);
+    KafkaTopics.produce(broker, "early", 0, 10);
+    java.nio.file.Path notADirectory = java.nio.file.Files.writeString(dir.resolve("not-a-directory"), "x");
+    CliRun failed = CliRun.of("ingest", "--input", input("early"), "--table", "load.events", "--warehouse",
+        notADirectory.resolve("wh").toString(), "--schema", "id long, kind string, ts long", "--until", "end");
+    assertThat(failed.exitCode()).as("%s", failed).isNotZero();
+    assertThat(consumers()).as("Kafka consumers left in this process").isEmpty();
+
+    CliRun ran = CliRun.of(ingest("early", "--until", "end").toArray(String[]::new));
+    assertThat(ran.exitCode()).as("%s", ran).isZero();
+    assertThat(consumers()).as("Kafka consumers left in this process").isEmpty();
+  }
+
+  private static java.util.Set<javax.management.ObjectName> consumers() throws Exception {
+    return java.lang.management.ManagementFactory.getPlatformMBeanServer()
+        .queryNames(new javax.management.ObjectName("kafka.consumer:type=app-info,*"), null);
+  }
+
   @Test
   void offsetsDeletedByRetentionStopTheJobUnlessTheGapIsAccepted() throws Exception {
     broker.createTopic("clicks", 2);

@@ -44,6 +44,8 @@ final class JobRun<IN, C, S, A> {
   private volatile WriterPool<IN, C, S> activePool;
   private boolean persisting;
   private Exception failure;
+  /** When this run began (before its claim and restore): the earliest start of its first checkpoint interval. */
+  private long started;
 
   JobRun(StandaloneJob<IN> job, Sink<IN, C, S> sink, CommitPath<C, A> path, TargetRun run, int attempt) {
     this.job = job;
@@ -55,6 +57,7 @@ final class JobRun<IN, C, S, A> {
   }
 
   JobResult run() throws IOException, InterruptedException {
+    started = System.nanoTime();
     Thread coordinator = Thread.currentThread();
     watchdog = StallWatchdog.start(job.stallTimeout, jobId.value(), job.errorProbe, () -> {
       coordinator.interrupt();
@@ -123,14 +126,13 @@ final class JobRun<IN, C, S, A> {
     activePool = pool;
     watchdog.progressed("reading and writing records after checkpoint " + restoredId);
     boolean finished = false;
-    long opening = System.nanoTime();
     try (CheckpointedSource.SourceReader<IN> reader =
         job.source.open(restored == null ? null : restored.sourcePosition())) {
       pool.start();
       committer.start();
       byte[] persistedPosition = restored == null ? null : restored.sourcePosition();
       long sinceCheckpoint = 0;
-      long checkpointStart = firstIntervalStart(opening);
+      long checkpointStart = firstIntervalStart();
       while (true) {
         IN record = reader.poll(untilNextCheckpoint(checkpointStart));
         if (record == null) {
@@ -352,13 +354,14 @@ final class JobRun<IN, C, S, A> {
   }
 
   /**
-   * Where the first checkpoint interval starts: when the source began to open, so that a source that took long to
-   * open (its brokers away as the run started) commits within an interval of answering; but half an interval after
-   * it opened at the earliest, so that the first commit carries what it read then.
+   * Where the first checkpoint interval starts: when the run began, so that neither its restore (claim, pending
+   * commits, sweep) nor a source slow to open (its brokers away as the run started) delays the first commit by more
+   * than an interval; but no sooner than half an interval after the source opened, so that the first checkpoint
+   * carries what it read in that half.
    */
-  private long firstIntervalStart(long opening) {
+  private long firstIntervalStart() {
     long now = System.nanoTime();
-    return job.checkpointInterval == null ? now : Math.max(opening, now - job.checkpointInterval.toNanos() / 2);
+    return job.checkpointInterval == null ? now : Math.max(started, now - job.checkpointInterval.toNanos() / 2);
   }
 
   /** How long a stream's reader may wait for a record before the next checkpoint by interval is due. */

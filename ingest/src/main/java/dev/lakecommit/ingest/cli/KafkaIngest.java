@@ -60,7 +60,9 @@ final class KafkaIngest {
     out.flush();
     JobResult result;
     AtomicLong rowsRead = new AtomicLong();
-    try (Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings);
+    // The consumer starts while the table opens and the checkpoint restores: the first read only seeks.
+    try (KafkaSource starting = source.startEarly();
+        Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings);
         StopSignals signals = StopSignals.install(source::requestStop, out);
         Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
             .lag(source::lag);

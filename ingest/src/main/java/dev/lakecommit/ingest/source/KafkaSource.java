@@ -2,6 +2,7 @@ package dev.lakecommit.ingest.source;
 
 import dev.lakecommit.core.runtime.CheckpointedSource;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +21,8 @@ import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
@@ -46,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * or bounded by the end offsets seen when a run starts ({@code --until end}). Partitions added to a topic while
  * the job runs are found and read from their start.
  */
-public final class KafkaSource implements CheckpointedSource<Record> {
+public final class KafkaSource implements CheckpointedSource<Record>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
 
   /** Columns the Kafka record's own fields can fill ({@code --kafka-metadata}). */
@@ -165,6 +168,11 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   private boolean ignoreUnknownColumns;
   private final org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro;
   private final dev.lakecommit.staging.AvroInputConverter avroConverter;
+  /** The consumer {@link #startEarly} began, for the first {@link #open} to take over; null once taken. */
+  private CompletableFuture<Early> early;
+
+  /** A consumer started ahead of the first reader, and the partitions it found (null: not found in time). */
+  private record Early(KafkaConsumer<byte[], byte[]> consumer, List<TopicPartition> partitions) {}
 
   /**
    * @throws IllegalArgumentException naming a consumer setting the source owns itself
@@ -213,6 +221,90 @@ public final class KafkaSource implements CheckpointedSource<Record> {
   public KafkaSource ignoreUnknownColumns() {
     this.ignoreUnknownColumns = true;
     return this;
+  }
+
+  /**
+   * Starts the consumer and looks up the input's partitions on a thread of its own while the job opens its table
+   * and restores its checkpoint, so that the first {@link #open} only seeks: a restarted job reads (and commits)
+   * sooner. Nothing is read or sought here. A lookup that does not answer within 2 s is left to {@link #open} (which
+   * waits for the brokers); a consumer that cannot start is started again there, which reports why.
+   */
+  public synchronized KafkaSource startEarly() {
+    if (early == null) {
+      early = CompletableFuture.supplyAsync(this::startConsumer, task -> {
+        Thread thread = new Thread(task, "lakecommit-kafka-start");
+        thread.setDaemon(true);
+        thread.start();
+      });
+    }
+    return this;
+  }
+
+  private Early startConsumer() {
+    KafkaConsumer<byte[], byte[]> consumer;
+    try {
+      consumer = consumer(settings.input(), settings.consumerProperties());
+    } catch (RuntimeException e) {
+      LOG.debug("Starting the Kafka consumer ahead of the first read failed; the reader starts it: {}", e.toString());
+      return null;
+    }
+    try {
+      return new Early(consumer, partitions(consumer, settings.input(), false, Duration.ofSeconds(2)));
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("Partitions of {} not found ahead of the first read; the reader looks again: {}", settings.input(),
+          e.toString());
+      return new Early(consumer, null);
+    }
+  }
+
+  /** The consumer {@link #startEarly} began, once it is up; null if none was begun or it could not start. */
+  private Early takeEarly() throws IOException {
+    CompletableFuture<Early> started;
+    synchronized (this) {
+      started = early;
+      early = null;
+    }
+    if (started == null) {
+      return null;
+    }
+    try {
+      return started.get();
+    } catch (InterruptedException e) {
+      started.thenAccept(KafkaSource::closeEarly);
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("Interrupted while the Kafka consumer started");
+    } catch (ExecutionException e) {
+      return null;
+    }
+  }
+
+  private static void closeEarly(Early started) {
+    if (started != null) {
+      started.consumer().close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ZERO));
+    }
+  }
+
+  /**
+   * Closes a consumer {@link #startEarly} began that no reader took over (readers close their own), once its start
+   * is over (its lookup is bounded to 2 s).
+   */
+  @Override
+  public void close() {
+    CompletableFuture<Early> started;
+    synchronized (this) {
+      started = early;
+      early = null;
+    }
+    if (started != null) {
+      try {
+        closeEarly(started.get());
+      } catch (InterruptedException e) {
+        started.thenAccept(KafkaSource::closeEarly);
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException e) {
+        // nothing started
+      }
+    }
   }
 
   /** Ends the input at the next record boundary: the job takes its last checkpoint, commits it and returns. */
@@ -376,9 +468,12 @@ public final class KafkaSource implements CheckpointedSource<Record> {
 
   @Override
   public SourceReader<Record> open(byte[] position) throws IOException {
-    KafkaConsumer<byte[], byte[]> consumer = consumer(settings.input(), settings.consumerProperties());
+    Early started = takeEarly();
+    KafkaConsumer<byte[], byte[]> consumer = started != null ? started.consumer()
+        : consumer(settings.input(), settings.consumerProperties());
     try {
-      return new Reader(consumer, KafkaPosition.fromBytes(position));
+      return new Reader(consumer, KafkaPosition.fromBytes(position),
+          started == null ? null : started.partitions());
     } catch (IOException | RuntimeException e) {
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ZERO));
       throw e;
@@ -414,13 +509,15 @@ public final class KafkaSource implements CheckpointedSource<Record> {
     private final BrokerReachability reachability = new BrokerReachability(settings.input().bootstrapServers(),
         BrokerReachability.quietLimit(settings.consumerProperties()), System.nanoTime());
 
-    Reader(KafkaConsumer<byte[], byte[]> consumer, KafkaPosition restored) throws IOException {
+    /** @param found the input's partitions if a lookup just found them, else null: looked up here */
+    Reader(KafkaConsumer<byte[], byte[]> consumer, KafkaPosition restored, List<TopicPartition> found)
+        throws IOException {
       this.consumer = consumer;
       this.diverted = restored == null ? 0 : restored.diverted();
       this.bufferLimit = 2 * intSetting(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, MAX_POLL_RECORDS);
       this.bufferByteLimit = intSetting(ConsumerConfig.FETCH_MAX_BYTES_CONFIG, ConsumerConfig.DEFAULT_FETCH_MAX_BYTES);
       readAhead.cleared();
-      List<TopicPartition> partitions = firstPartitions();
+      List<TopicPartition> partitions = found != null ? found : firstPartitions();
       if (restored != null) {
         for (TopicPartition stored : restored.offsets().keySet()) {
           if (!partitions.contains(stored)) {
@@ -542,7 +639,7 @@ public final class KafkaSource implements CheckpointedSource<Record> {
         return record;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        throw new java.io.InterruptedIOException("Interrupted while reading " + settings.input());
+        throw new InterruptedIOException("Interrupted while reading " + settings.input());
       }
     }
 
