@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeSet;
 import org.apache.iceberg.DataFile;
@@ -111,6 +112,11 @@ final class IcebergAggregatedCommitter
   }
 
   private CommitOutcome commitOnce(IcebergCommittable committable) {
+    Optional<CommitOutcome> before = committer.committedBefore(committable.commitId());
+    if (before.isPresent()) {
+      FieldIdRewrite.deleteReplacedAfterReplay(table, committable);
+      return before.get();
+    }
     FieldIdRewrite.Result rewrite;
     Planned planned;
     try {

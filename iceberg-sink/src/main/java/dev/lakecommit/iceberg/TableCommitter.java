@@ -117,6 +117,27 @@ final class TableCommitter {
   }
 
   /**
+   * The outcome of a commit the table holds already, found before anything is planned for it (committer manifests
+   * written, files rewritten): looked for only while this committer has no table loaded — at its first commit (a
+   * restored checkpoint's replay) and at the retry of a commit that did not end committed, the cases in which it may
+   * be there. Empty otherwise, if the table cannot be read now (the commit meets that again), and without the
+   * idempotency check.
+   */
+  Optional<CommitOutcome> committedBefore(CommitId id) {
+    if (!idempotencyCheck || loaded != null) {
+      return Optional.empty();
+    }
+    Table table;
+    try {
+      table = freshTable();
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+    return Watermarks.findCommitted(((HasTableOperations) table).operations().current(), id, branch)
+        .map(where -> skipped(id, where, 0));
+  }
+
+  /**
    * Commits the changes as one snapshot, or finds them already committed.
    *
    * @throws PartiallyCommittedException for a coalesced commit of which the table holds some checkpoints: commit

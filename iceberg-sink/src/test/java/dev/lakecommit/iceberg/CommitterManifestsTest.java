@@ -241,6 +241,35 @@ class CommitterManifestsTest {
     assertThat(TestTables.keyCounts(table)).hasSize(154).allSatisfy((k, n) -> assertThat(n).isOne());
   }
 
+  /**
+   * A committer that has not read the table yet (a restored checkpoint's replay) finds a checkpoint the table holds
+   * before it plans anything for it — no file rewritten, no manifest written and deleted; one that just committed it
+   * (its table loaded) finds it in the commit's own check, after planning.
+   */
+  @Test
+  void aReplayOfACommittedCheckpointIsFoundBeforeAnythingIsPlanned() throws Exception {
+    IcebergSink<Record> sink = sink("2", false);
+    IcebergCommittable committable = new IcebergCommittable(new CommitId(JOB, 1), List.of(stage(sink)));
+    int[] planned = {0};
+    IcebergAggregatedCommitter.Hooks counting = new IcebergAggregatedCommitter.Hooks() {
+      @Override
+      public void afterRewrite(FieldIdRewrite.Result rewrite) {
+        planned[0]++;
+      }
+    };
+    var first = ((IcebergAggregatedCommitter) sink.createAggregatedCommitter()).hooks(counting);
+    assertThat(first.commit(committable)).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(first.commit(committable)).isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    assertThat(planned[0]).as("plans of the committer that committed it").isEqualTo(2);
+
+    var replay = ((IcebergAggregatedCommitter) sink.createAggregatedCommitter()).hooks(counting);
+    assertThat(replay.commit(committable)).isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    assertThat(planned[0]).as("plans of the replay").isEqualTo(2);
+    assertThat(committerManifests(sink, 1)).hasSize(1);
+    assertThat(TestTables.keyCounts(fixture.newCatalog().loadTable(IDENT))).hasSize(40)
+        .allSatisfy((k, n) -> assertThat(n).isOne());
+  }
+
   @Test
   void aFailedAttemptDeletesItsManifestAndALostAckKeepsTheCommittedOne() throws Exception {
     IcebergSink<Record> sink = sink("2", false);
