@@ -111,7 +111,7 @@ public final class StagingCleaner {
     List<String> doomed = listStaged(jobId, checkpointId, upToCheckpointId, minEpoch, maxEpoch);
     delete(jobId, doomed);
     if (!doomed.isEmpty()) {
-      LOG.info("Deleted {} staged files of job {} above checkpoint {} from run epochs {} to {} under {}",
+      LOG.debug("Deleted {} staged files of job {} above checkpoint {} from run epochs {} to {} under {}",
           doomed.size(), jobId, checkpointId, minEpoch, maxEpoch, layout.root());
     }
     return doomed.size();
