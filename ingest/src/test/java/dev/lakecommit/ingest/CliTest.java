@@ -318,6 +318,51 @@ class CliTest {
     assertThat(status.err()).contains("demo.semi does not exist").doesNotContain("\tat ");
   }
 
+  /** A file ingest serves its metrics while it runs with {@code --metrics-port}, as a Kafka ingest does. */
+  @Test
+  void aFileIngestServesItsMetricsWhileItRuns() throws Exception {
+    Path input = dir.resolve("slow.jsonl");
+    StringBuilder lines = new StringBuilder();
+    for (int id = 0; id < 400; id++) {
+      lines.append("{\"id\": ").append(id).append(", \"name\": \"n").append(id).append("\"}\n");
+    }
+    Files.writeString(input, lines);
+    int port = dev.lakecommit.core.testing.LoopbackPorts.reserve();
+    // 400 rows at 200 per second, a checkpoint per 100: about 2 s of running, the first commit after about 0.5 s
+    java.util.concurrent.CompletableFuture<CliRun> run = java.util.concurrent.CompletableFuture.supplyAsync(() ->
+        CliRun.of("ingest", "--input", input.toString(), "--table", "demo.slow", "--warehouse",
+            dir.resolve("wh").toString(), "--schema", "id long, name string", "--checkpoint-every-records", "100",
+            "--max-records-per-second", "200", "--metrics-port", Integer.toString(port), "--metrics-host",
+            "127.0.0.1"));
+    java.util.regex.Pattern committed =
+        java.util.regex.Pattern.compile("lakecommit_committed_records_total\\{job=\"[^\"]+\"} ([0-9.]+)");
+    String seen = null;
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    while (seen == null && !run.isDone()) {
+      try {
+        String body = http.send(java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+        java.util.regex.Matcher matcher = committed.matcher(body);
+        if (matcher.find() && Double.parseDouble(matcher.group(1)) > 0) {
+          seen = body;
+        }
+      } catch (IOException e) {
+        // not serving yet
+      }
+      try {
+        run.get(50, java.util.concurrent.TimeUnit.MILLISECONDS); // waits for the job between scrapes
+      } catch (java.util.concurrent.TimeoutException e) {
+        // still running
+      }
+    }
+    CliRun done = run.get();
+    assertThat(done.exitCode()).as("%s", done).isZero();
+    assertThat(done.out()).contains("Metrics at http://127.0.0.1:" + port + "/metrics").contains("Committed 400 rows");
+    assertThat(seen).as("metrics with committed records, scraped while the job ran").isNotNull()
+        .contains("lakecommit_committed_checkpoints_total").doesNotContain("lakecommit_kafka_lag_records");
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"--parallelism=0", "--codec=lzma", "--checkpoint-every-records=0", "--table=t..u",
       "--table=t.a/b", "--table=orders", "--table=.t", "--commit-retries=0", "--max-records-per-second=0",

@@ -4,6 +4,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.runtime.CheckpointedSource;
 import dev.lakecommit.core.runtime.ForwardingSourceReader;
+import dev.lakecommit.core.runtime.JobListener;
 import dev.lakecommit.core.runtime.JobResult;
 import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.runtime.StandaloneJob;
@@ -268,7 +269,9 @@ public final class IngestCommand implements Callable<Integer> {
     out.flush();
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal);
-        PeriodicMaintenance maintenance = maintain.around(sink, progress)) {
+        JobMetrics metrics = JobMetrics.serve(kafka, jobId.value(), divertedTotal, null, out);
+        PeriodicMaintenance maintenance = maintain.around(sink,
+            metrics == null ? progress : JobListener.both(metrics, progress))) {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, runtime.paced(counting(source, rowsRead)));
       if (router != null) {
         builder.router(router);
@@ -281,7 +284,8 @@ public final class IngestCommand implements Callable<Integer> {
           .checkpointInterval(checkpointInterval)
           .restoreBehind(restoreBehind)
           .freshStartOnNewTarget(startAfreshOnNewTable)
-          .listener(maintenance == null ? progress : maintenance)
+          .listener(maintenance != null ? maintenance
+              : metrics == null ? progress : JobListener.both(metrics, progress))
           .build()
           .run();
     }

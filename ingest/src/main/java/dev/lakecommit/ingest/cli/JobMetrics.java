@@ -39,6 +39,27 @@ final class JobMetrics implements JobListener, AutoCloseable {
   private long lastCommittedRecords = -1;
 
   /**
+   * The metrics {@code --metrics-port} asks for, served from now on, their address printed; null without the option.
+   *
+   * @param lag a stream's lag per partition, or null
+   * @throws IOException if the port cannot be bound (the message names it)
+   */
+  static JobMetrics serve(KafkaOptions options, String jobId, AtomicLong badRecords,
+      Supplier<Map<TopicPartition, Long>> lag, java.io.PrintWriter out) throws IOException {
+    if (options.metricsPort == null) {
+      return null;
+    }
+    JobMetrics metrics = new JobMetrics(options.metricsHost, options.metricsPort, jobId, badRecords, lag);
+    out.printf("Metrics at %s%n", metrics.address(options));
+    return metrics;
+  }
+
+  /** Where the metrics are served: {@code http://HOST:PORT/metrics}. */
+  String address(KafkaOptions options) {
+    return String.format("http://%s:%d/metrics", options.metricsHost, port());
+  }
+
+  /**
    * @param lag a stream's lag per partition, or null
    * @throws IOException if the port cannot be bound (the message names it)
    */

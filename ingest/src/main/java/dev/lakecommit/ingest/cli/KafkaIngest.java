@@ -66,18 +66,14 @@ final class KafkaIngest {
         StopSignals signals = StopSignals.install(source::requestStop, out);
         Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
             .lag(source::lag);
-        JobMetrics metrics = command.kafka.metricsPort == null ? null : new JobMetrics(command.kafka.metricsHost,
-            command.kafka.metricsPort, jobId.value(), command.divertedTotal, source::lagByPartition);
+        JobMetrics metrics = JobMetrics.serve(command.kafka, jobId.value(), command.divertedTotal,
+            source::lagByPartition, out);
         GroupOffsetsMirror mirror = command.kafka.groupId == null ? null
             : new GroupOffsetsMirror(kafka.input(), kafka.consumerProperties(), command.kafka.groupId);
         PeriodicMaintenance maintenance = command.maintain.around(sink, observers(source, progress, metrics,
             mirror))) {
-      if (metrics != null) {
-        out.printf("Metrics at http://%s:%d/metrics%n", command.kafka.metricsHost, metrics.port());
-      }
       CheckpointStore checkpoints = command.job.checkpointStore(jobId, command.table);
-      String metricsAt = metrics == null ? null
-          : String.format("http://%s:%d/metrics", command.kafka.metricsHost, metrics.port());
+      String metricsAt = metrics == null ? null : metrics.address(command.kafka);
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
           command.runtime.paced(counting(source, rowsRead, mirror, runInfo(checkpoints, source, metricsAt))));
       java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
