@@ -106,8 +106,9 @@ final class KafkaIngest {
 
   /**
    * Publishes, each time the reader opens, where it starts reading (the stored offsets, or where a new job starts)
-   * and where its metrics are, for {@code status} to show before the run's first commit. Best effort: a store that
-   * refuses it costs the job nothing but that view.
+   * and where its metrics are, for {@code status} to show before the run's first commit. On a thread of its own, so
+   * that the write (and the removal of older notes) of a remote store does not delay reading. Best effort: a store
+   * that refuses it costs the job nothing but that view.
    */
   private static java.util.function.Consumer<byte[]> runInfo(CheckpointStore checkpoints, KafkaSource source,
       String metricsAt) {
@@ -119,12 +120,16 @@ final class KafkaIngest {
       if (metricsAt != null) {
         info.put("metrics", metricsAt);
       }
-      try {
-        checkpoints.publishRunInfo(JSON.writeValueAsBytes(info));
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Could not record the run's start offsets in {} for status: {}", checkpoints.location(),
-            e.toString());
-      }
+      Thread note = new Thread(() -> {
+        try {
+          checkpoints.publishRunInfo(JSON.writeValueAsBytes(info));
+        } catch (IOException | RuntimeException e) {
+          LOG.warn("Could not record the run's start offsets in {} for status: {}", checkpoints.location(),
+              e.toString());
+        }
+      }, "lakecommit-run-note");
+      note.setDaemon(true);
+      note.start();
     };
   }
 
