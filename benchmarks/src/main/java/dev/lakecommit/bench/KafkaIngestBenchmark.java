@@ -58,7 +58,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 1)
 @Measurement(iterations = 3)
 public class KafkaIngestBenchmark {
-  private static final String SCHEMA = "id long, kind string, region string, amount double, ts long";
+  private static final String SCHEMA = BenchKafka.SCHEMA;
 
   @Param({"500000"})
   public int rows;
@@ -105,16 +105,10 @@ public class KafkaIngestBenchmark {
     file = dir.resolve("rows.jsonl");
     broker = KafkaBroker.childJvm(dir.resolve("kafka"));
     broker.createTopic("rows", 4);
-    Properties properties = new Properties();
-    properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-    properties.put(ProducerConfig.LINGER_MS_CONFIG, "20");
-    properties.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 * 1024));
     try (BufferedWriter out = Files.newBufferedWriter(file);
-        KafkaProducer<String, String> producer =
-            new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer())) {
+        KafkaProducer<String, String> producer = BenchKafka.bulkProducer(broker)) {
       for (long id = 0; id < rows; id++) {
-        String line = "{\"id\": " + id + ", \"kind\": \"k" + (id % 7) + "\", \"region\": \"r" + (id % 13)
-            + "\", \"amount\": " + (id % 1000) / 10.0 + ", \"ts\": " + (1_765_000_000_000L + id) + "}";
+        String line = BenchKafka.line(id);
         out.write(line);
         out.write('\n');
         producer.send(new ProducerRecord<>("rows", Long.toString(id), line));
@@ -165,7 +159,7 @@ public class KafkaIngestBenchmark {
     long[] sent = new long[live.liveRows];
     try (KafkaProducer<String, String> producer = producer()) {
       for (int id = 0; id < warmUp; id++) {
-        producer.send(new ProducerRecord<>(topic, Long.toString(id), line(id)));
+        producer.send(new ProducerRecord<>(topic, Long.toString(id), BenchKafka.line(id)));
       }
       producer.flush();
       awaitOutput(tool, log, String.format("complete: %,d rows", warmUp));
@@ -180,7 +174,7 @@ public class KafkaIngestBenchmark {
         int index = i;
         long now = System.currentTimeMillis();
         sent[i] = now;
-        producer.send(new ProducerRecord<>(topic, null, now, Long.toString(warmUp + i), line(warmUp + i)),
+        producer.send(new ProducerRecord<>(topic, null, now, Long.toString(warmUp + i), BenchKafka.line(warmUp + i)),
             (metadata, error) -> {
               if (error == null) {
                 partitions[index] = metadata.partition();
@@ -234,11 +228,6 @@ public class KafkaIngestBenchmark {
     properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     properties.put(ProducerConfig.LINGER_MS_CONFIG, "5");
     return new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
-  }
-
-  private static String line(long id) {
-    return "{\"id\": " + id + ", \"kind\": \"k" + (id % 7) + "\", \"region\": \"r" + (id % 13)
-        + "\", \"amount\": " + (id % 1000) / 10.0 + ", \"ts\": " + (1_765_000_000_000L + id) + "}";
   }
 
   /** Waits until the child printed {@code marker}; fails with its output if it ended or took over 2 minutes. */

@@ -10,15 +10,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -64,7 +61,6 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Warmup(iterations = 1)
 @Measurement(iterations = 7)
 public class RestartBenchmark {
-  private static final String SCHEMA = "id long, kind string, region string, amount double, ts long";
   private static final Pattern INGESTING = Pattern.compile("^Ingesting ");
   private static final Pattern CLAIMED = Pattern.compile("Job \\S+ runs as ");
   private static final Pattern RESUMING = Pattern.compile("Resuming after checkpoint (\\d+)");
@@ -103,11 +99,7 @@ public class RestartBenchmark {
     dir = Files.createTempDirectory("lakecommit-restart-bench");
     broker = KafkaBroker.childJvm(dir.resolve("kafka"));
     broker.createTopic("rows", 4);
-    Properties properties = new Properties();
-    properties.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
-    properties.put(ProducerConfig.LINGER_MS_CONFIG, "20");
-    properties.put(ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 * 1024));
-    producer = new KafkaProducer<>(properties, new StringSerializer(), new StringSerializer());
+    producer = BenchKafka.bulkProducer(broker);
     // The job's first run (which also archives the tool's classes if the build has no archive yet): one commit.
     boolean archive = params.getBenchmark().endsWith(".withArchive");
     produce(1_000);
@@ -176,16 +168,14 @@ public class RestartBenchmark {
 
   private List<String> command() {
     return List.of(tool.toString(), "ingest", "--input", "kafka://" + broker.bootstrapServers() + "/rows", "--table",
-        "bench.restart", "--warehouse", dir.resolve("warehouse").toString(), "--schema", SCHEMA, "--format", "json",
+        "bench.restart", "--warehouse", dir.resolve("warehouse").toString(), "--schema", BenchKafka.SCHEMA, "--format", "json",
         "--job-id", "restart", "--checkpoint-interval", checkpointInterval);
   }
 
   private void produce(int count) {
     for (int i = 0; i < count; i++) {
       long id = produced++;
-      String line = "{\"id\": " + id + ", \"kind\": \"k" + (id % 7) + "\", \"region\": \"r" + (id % 13)
-          + "\", \"amount\": " + (id % 1000) / 10.0 + ", \"ts\": " + (1_765_000_000_000L + id) + "}";
-      producer.send(new ProducerRecord<>("rows", Long.toString(id), line));
+      producer.send(new ProducerRecord<>("rows", Long.toString(id), BenchKafka.line(id)));
     }
     producer.flush();
   }
