@@ -70,19 +70,6 @@ public interface CommitTarget extends Closeable {
   long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException;
 
   /**
-   * {@link #deleteStaged(JobId, long, long, long)} for the checkpoints above {@code checkpointId} up to {@code
-   * upToCheckpointId} only, for a caller that knows that no run of the job staged above that: a target whose staged
-   * files stay where they were staged once committed (Iceberg's data files) then lists only those checkpoints, not
-   * everything the job ever committed. This default sweeps above {@code checkpointId} without the bound.
-   *
-   * @return the number of files deleted
-   */
-  default long deleteStaged(JobId jobId, long checkpointId, long upToCheckpointId, long minEpoch, long maxEpoch)
-      throws IOException {
-    return deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
-  }
-
-  /**
    * Deletes what attempts below {@code attempt} of the run of {@code epoch} staged for checkpoints above {@code
    * checkpointId}: after a failover within a run (an engine restarting its tasks from the run's last completed
    * checkpoint), what the failed attempts staged for checkpoints that never completed. The caller is that run, and

@@ -51,12 +51,6 @@ public class ForwardingCommitTarget implements CommitTarget {
   }
 
   @Override
-  public long deleteStaged(JobId jobId, long checkpointId, long upToCheckpointId, long minEpoch, long maxEpoch)
-      throws IOException {
-    return delegate.deleteStaged(jobId, checkpointId, upToCheckpointId, minEpoch, maxEpoch);
-  }
-
-  @Override
   public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
       throws IOException {
     return delegate.deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);

@@ -152,22 +152,10 @@ public final class TargetRun implements Closeable {
    * @return the number of files deleted
    */
   public long deleteBeforeStaging(long checkpointId) throws IOException {
-    return deleteBeforeStaging(checkpointId, Long.MAX_VALUE);
-  }
-
-  /**
-   * {@link #deleteBeforeStaging(long)} for a caller that knows no run of the job staged for a checkpoint above
-   * {@code upToCheckpointId}: the target lists only the checkpoints in between (not every file the job committed,
-   * where those stay in place).
-   *
-   * @return the number of files deleted
-   */
-  public long deleteBeforeStaging(long checkpointId, long upToCheckpointId) throws IOException {
     if (epoch <= 0) {
       return 0;
     }
-    long deleted = upToCheckpointId == Long.MAX_VALUE ? target.deleteStaged(jobId, checkpointId, 0, epoch)
-        : target.deleteStaged(jobId, checkpointId, upToCheckpointId, 0, epoch);
+    long deleted = target.deleteStaged(jobId, checkpointId, 0, epoch);
     if (deleted > 0) {
       LOG.info("Deleted {} files that earlier runs (epochs up to {}) of job {} staged above checkpoint {} in {}",
           deleted, epoch, jobId, checkpointId, target.name());

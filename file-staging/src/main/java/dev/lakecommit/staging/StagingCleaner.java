@@ -29,9 +29,6 @@ import org.slf4j.LoggerFactory;
 public final class StagingCleaner {
   private static final Logger LOG = LoggerFactory.getLogger(StagingCleaner.class);
 
-  /** Above this many checkpoints, a bounded sweep lists the job's prefix once rather than each checkpoint's. */
-  private static final long MAX_CHECKPOINT_LISTINGS = 64;
-
   private final SupportsPrefixOperations io;
   private final StagingLayout layout;
 
@@ -97,18 +94,7 @@ public final class StagingCleaner {
    * @return the number of files deleted
    */
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return deleteStaged(jobId, checkpointId, Long.MAX_VALUE, minEpoch, maxEpoch);
-  }
-
-  /**
-   * {@link #deleteStaged(JobId, long, long, long)} for the checkpoints above {@code checkpointId} up to {@code
-   * upToCheckpointId} only, listing only theirs ({@link #listStaged(JobId, long, long, long, long)}).
-   *
-   * @return the number of files deleted
-   */
-  public long deleteStaged(JobId jobId, long checkpointId, long upToCheckpointId, long minEpoch, long maxEpoch)
-      throws IOException {
-    List<String> doomed = listStaged(jobId, checkpointId, upToCheckpointId, minEpoch, maxEpoch);
+    List<String> doomed = listStaged(jobId, checkpointId, minEpoch, maxEpoch);
     delete(jobId, doomed);
     if (!doomed.isEmpty()) {
       LOG.debug("Deleted {} staged files of job {} above checkpoint {} from run epochs {} to {} under {}",
@@ -164,36 +150,16 @@ public final class StagingCleaner {
    * checkpointId} by runs of epochs {@code minEpoch} to {@code maxEpoch}.
    */
   public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return listStaged(jobId, checkpointId, Long.MAX_VALUE, minEpoch, maxEpoch);
-  }
-
-  /**
-   * The files staged for checkpoints above {@code checkpointId} and up to {@code upToCheckpointId} by runs of epochs
-   * {@code minEpoch} to {@code maxEpoch}, from a listing of each of those checkpoints' prefixes: not of the job's,
-   * which also holds every file of its committed checkpoints where staged files stay in place (Iceberg's data files)
-   * and grows with the table. Over {@value #MAX_CHECKPOINT_LISTINGS} checkpoints, the job's prefix is listed once.
-   */
-  public List<String> listStaged(JobId jobId, long checkpointId, long upToCheckpointId, long minEpoch, long maxEpoch)
-      throws IOException {
-    if (checkpointId < 0 || upToCheckpointId < checkpointId || minEpoch < 0 || maxEpoch < minEpoch) {
-      throw new IllegalArgumentException(String.format("Invalid checkpoint ids %s to %s or epochs %s to %s (must be"
-          + " >= 0, in order)", checkpointId, upToCheckpointId, minEpoch, maxEpoch));
-    }
-    List<FileInfo> files = new ArrayList<>();
-    if (upToCheckpointId - checkpointId > MAX_CHECKPOINT_LISTINGS) {
-      files.addAll(list(layout.jobPrefix(jobId)));
-    } else {
-      for (long id = checkpointId + 1; id <= upToCheckpointId; id++) {
-        files.addAll(list(layout.checkpointPrefix(jobId, id)));
-      }
+    if (checkpointId < 0 || minEpoch < 0 || maxEpoch < minEpoch) {
+      throw new IllegalArgumentException(String.format(
+          "Invalid checkpoint id %s or epochs %s to %s (must be >= 0, in order)", checkpointId, minEpoch, maxEpoch));
     }
     List<String> found = new ArrayList<>();
-    for (FileInfo file : files) {
+    for (FileInfo file : list(layout.jobPrefix(jobId))) {
       OptionalLong checkpoint = layout.checkpointOf(jobId, file.location());
       OptionalLong epoch = layout.epochOf(jobId, file.location());
-      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId
-          && checkpoint.getAsLong() <= upToCheckpointId && epoch.isPresent() && epoch.getAsLong() >= minEpoch
-          && epoch.getAsLong() <= maxEpoch) {
+      if (checkpoint.isPresent() && checkpoint.getAsLong() > checkpointId && epoch.isPresent()
+          && epoch.getAsLong() >= minEpoch && epoch.getAsLong() <= maxEpoch) {
         found.add(file.location());
       }
     }

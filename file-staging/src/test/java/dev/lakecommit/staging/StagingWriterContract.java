@@ -454,34 +454,6 @@ abstract class StagingWriterContract {
     assertThat(cleaner.deleteStaged(JOB, 2, 0, 5)).as("nothing above checkpoint 2").isZero();
   }
 
-  /**
-   * A sweep bounded above lists only the prefixes of the checkpoints in its range, not the job's, which holds every
-   * committed checkpoint's files too, and deletes only in that range.
-   */
-  @Test
-  void aBoundedSweepListsOnlyTheCheckpointsInItsRange() throws IOException {
-    StagingWriterConfig config = config(AllTypes.SCHEMA).build();
-    Map<Long, StagedFile> staged = new TreeMap<>();
-    try (StagingWriter<Record> w = StagingWriter.forRecords(config, new WriterContext(JOB, 0, 4, 0, 0, 3))) {
-      for (long checkpoint = 1; checkpoint <= 5; checkpoint++) {
-        w.write(AllTypes.row((int) checkpoint));
-        staged.put(checkpoint, w.prepareCommit(checkpoint).orElseThrow().files().get(0));
-      }
-    }
-    CountingFileIO recording = new CountingFileIO(io());
-    StagingCleaner cleaner = new StagingCleaner(recording, layout);
-
-    assertThat(cleaner.deleteStaged(JOB, 2, 4, 0, 3)).isEqualTo(2);
-    assertThat(recording.listed()).containsExactly(layout.checkpointPrefix(JOB, 3), layout.checkpointPrefix(JOB, 4));
-    staged.forEach((checkpoint, file) -> assertThat(io().newInputFile(file.path()).exists())
-        .as("checkpoint %s", checkpoint).isEqualTo(checkpoint <= 2 || checkpoint > 4));
-
-    recording.listed().clear();
-    assertThat(cleaner.deleteStaged(JOB, 2, 0, 3)).as("unbounded: the job's prefix").isEqualTo(1);
-    assertThat(recording.listed()).containsExactly(layout.jobPrefix(JOB));
-    assertThat(io().newInputFile(staged.get(5L).path()).exists()).isFalse();
-  }
-
   @Test
   void earlierAttemptsCleanerDeletesOnlyTheRunsFailedAttemptsAboveTheCheckpoint() throws IOException {
     StagingWriterConfig config = config(AllTypes.SCHEMA).build();

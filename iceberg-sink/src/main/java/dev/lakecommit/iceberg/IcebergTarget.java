@@ -143,14 +143,6 @@ final class IcebergTarget implements CommitTarget {
   }
 
   @Override
-  public long deleteStaged(JobId jobId, long checkpointId, long upToCheckpointId, long minEpoch, long maxEpoch)
-      throws IOException {
-    Table table = catalog.loadTable(identifier);
-    return new StagingCleaner(table.io(), layout).deleteStaged(jobId, checkpointId, upToCheckpointId, minEpoch,
-        maxEpoch);
-  }
-
-  @Override
   public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
       throws IOException {
     Table table = catalog.loadTable(identifier);

@@ -279,12 +279,8 @@ final class JobRun<IN, C, S, A> {
     }
     long keep = Math.max(restoredId, committed);
     // Older runs' files above what is kept can never be committed: those runs are fenced (DESIGN.md rule 11). The
-    // writers have not started, so a file with this run's epoch is a leftover too (of a table created again). A run
-    // stages at most two checkpoints beyond the newest it persisted (the one it prepares and the next, which its
-    // writers begin when that one is prepared), and persists at most maxUncommitted beyond the target's watermark:
-    // so the checkpoints up to nextCheckpointId + 1 + maxUncommitted are listed (even with the newest checkpoint
-    // records lost), not every file the job ever committed. Anything above is left to `cleanup`.
-    run.deleteBeforeStaging(keep, nextCheckpointId + 1 + job.maxUncommittedCheckpoints);
+    // writers have not started, so a file with this run's epoch is a leftover too (of a table created again).
+    run.deleteBeforeStaging(keep);
     return record;
   }
 

@@ -10,7 +10,7 @@ import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 
 /**
- * A {@code FileIO} that counts open output files ({@link OpenFileCounter}) and records the prefixes it lists. Delegates everything to another
+ * A {@code FileIO} that counts open output files ({@link OpenFileCounter}). Delegates everything to another
  * {@code FileIO} (which must support prefix operations). Its output files are not Hadoop output files, so Iceberg's
  * Parquet writer treats them as any object store's (for counting on local disk cheaply, see
  * {@link CountingLocalFileIO}).
@@ -18,7 +18,6 @@ import org.apache.iceberg.io.SupportsPrefixOperations;
 public final class CountingFileIO implements SupportsPrefixOperations {
   private final SupportsPrefixOperations delegate;
   private final OpenFileCounter counter = new OpenFileCounter();
-  private final java.util.List<String> listed = new java.util.concurrent.CopyOnWriteArrayList<>();
 
   public CountingFileIO(FileIO delegate) {
     this.delegate = (SupportsPrefixOperations) delegate;
@@ -26,11 +25,6 @@ public final class CountingFileIO implements SupportsPrefixOperations {
 
   public OpenFileCounter counter() {
     return counter;
-  }
-
-  /** The prefixes listed through this {@code FileIO}, in order. */
-  public java.util.List<String> listed() {
-    return listed;
   }
 
   @Override
@@ -72,7 +66,6 @@ public final class CountingFileIO implements SupportsPrefixOperations {
 
   @Override
   public Iterable<FileInfo> listPrefix(String prefix) {
-    listed.add(prefix);
     return delegate.listPrefix(prefix);
   }
 
