@@ -154,13 +154,14 @@ public class RestartBenchmark {
   }
 
   private long restart(boolean archive, Phases phases) throws Exception {
-    running = Run.start(command(), archive);
-    Run run = running;
-    long restored = Long.parseLong(run.line(run.await(RESUMING, -1), RESUMING).group(1));
+    Run run = Run.start(command(), archive);
+    running = run;
+    int resumed = run.await(RESUMING, -1);
+    long restored = Long.parseLong(run.line(resumed, RESUMING).group(1));
     int committed = run.await(COMMITTED, restored);
     phases.cliMillis = run.millis(run.await(INGESTING, -1));
     phases.claimedMillis = run.millis(run.await(CLAIMED, -1));
-    phases.restoredMillis = run.millis(run.await(RESUMING, -1));
+    phases.restoredMillis = run.millis(resumed);
     Matcher commit = run.line(committed, COMMITTED);
     phases.checkpointMillis = run.millis(committed) - Long.parseLong(commit.group(2));
     return Long.parseLong(commit.group(1));
@@ -168,8 +169,8 @@ public class RestartBenchmark {
 
   private List<String> command() {
     return List.of(tool.toString(), "ingest", "--input", "kafka://" + broker.bootstrapServers() + "/rows", "--table",
-        "bench.restart", "--warehouse", dir.resolve("warehouse").toString(), "--schema", BenchKafka.SCHEMA, "--format", "json",
-        "--job-id", "restart", "--checkpoint-interval", checkpointInterval);
+        "bench.restart", "--warehouse", dir.resolve("warehouse").toString(), "--schema", BenchKafka.SCHEMA,
+        "--format", "json", "--job-id", "restart", "--checkpoint-interval", checkpointInterval);
   }
 
   private void produce(int count) {

@@ -133,6 +133,11 @@ final class TableCommitter {
     } catch (RuntimeException e) {
       return Optional.empty();
     }
+    return found(table, id);
+  }
+
+  /** The skipped outcome of a commit whose checkpoint the table's current metadata holds already, if it does. */
+  private Optional<CommitOutcome> found(Table table, CommitId id) {
     return Watermarks.findCommitted(((HasTableOperations) table).operations().current(), id, branch)
         .map(where -> skipped(id, where, 0));
   }
@@ -193,9 +198,9 @@ final class TableCommitter {
     CommitId id = changes.commitId();
     TableOperations ops = ((HasTableOperations) table).operations();
     if (idempotencyCheck) {
-      Optional<String> found = Watermarks.findCommitted(ops.current(), id, branch);
+      Optional<CommitOutcome> found = found(table, id);
       if (found.isPresent()) {
-        return skipped(id, found.get(), 0);
+        return found.get();
       }
       IdempotentOperations.checkNoneCommitted(ops.current(), id, changes.firstCheckpointId(), branch);
     }

@@ -270,8 +270,7 @@ public final class IngestCommand implements Callable<Integer> {
     AtomicLong rowsRead = new AtomicLong();
     try (Progress progress = new Progress(out, System.console() != null, rowsRead, divertedTotal);
         JobMetrics metrics = JobMetrics.serve(kafka, jobId.value(), divertedTotal, null, out);
-        PeriodicMaintenance maintenance = maintain.around(sink,
-            metrics == null ? progress : JobListener.both(metrics, progress))) {
+        PeriodicMaintenance maintenance = maintain.around(sink, watchers(metrics, progress))) {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink, runtime.paced(counting(source, rowsRead)));
       if (router != null) {
         builder.router(router);
@@ -284,11 +283,15 @@ public final class IngestCommand implements Callable<Integer> {
           .checkpointInterval(checkpointInterval)
           .restoreBehind(restoreBehind)
           .freshStartOnNewTarget(startAfreshOnNewTable)
-          .listener(maintenance != null ? maintenance
-              : metrics == null ? progress : JobListener.both(metrics, progress))
+          .listener(maintenance != null ? maintenance : watchers(metrics, progress))
           .build()
           .run();
     }
+  }
+
+  /** What watches a file job: progress, and metrics if served. */
+  private static JobListener watchers(JobMetrics metrics, Progress progress) {
+    return metrics == null ? progress : JobListener.both(metrics, progress);
   }
 
   static void report(PrintWriter out, TableAccess.Description table, JobId jobId, JobResult result) {

@@ -257,8 +257,11 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     }
   }
 
-  /** The consumer {@link #startEarly} began, once it is up; null if none was begun or it could not start. */
-  private Early takeEarly() throws IOException {
+  /**
+   * Takes over the consumer {@link #startEarly} began, once it is up; null if none was begun or it could not start.
+   * Interrupted meanwhile, it is closed when its start ends.
+   */
+  private Early takeEarly() throws InterruptedIOException {
     CompletableFuture<Early> started;
     synchronized (this) {
       started = early;
@@ -290,20 +293,10 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
    */
   @Override
   public void close() {
-    CompletableFuture<Early> started;
-    synchronized (this) {
-      started = early;
-      early = null;
-    }
-    if (started != null) {
-      try {
-        closeEarly(started.get());
-      } catch (InterruptedException e) {
-        started.thenAccept(KafkaSource::closeEarly);
-        Thread.currentThread().interrupt();
-      } catch (ExecutionException e) {
-        // nothing started
-      }
+    try {
+      closeEarly(takeEarly());
+    } catch (InterruptedIOException e) {
+      // closed when its start ends
     }
   }
 
