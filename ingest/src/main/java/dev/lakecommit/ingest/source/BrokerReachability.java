@@ -41,6 +41,8 @@ final class BrokerReachability {
   private long lastAnswer;
   private long lastPoll;
   private long silentNanos;
+  /** Time spent inside polls since the last answer: what {@link #answeredLately} judges. */
+  private long polledSilentNanos;
   private boolean down;
   private Metric responseMetric;
 
@@ -55,21 +57,24 @@ final class BrokerReachability {
    * After a poll of {@code consumer}: reads its response count.
    *
    * @param fetching whether some partition of the consumer is not paused (it asked the brokers for something)
+   * @param polledNanos how long the poll itself took
    */
-  void afterPoll(Consumer<?, ?> consumer, boolean fetching) {
+  void afterPoll(Consumer<?, ?> consumer, boolean fetching, long polledNanos) {
     if (responseMetric == null) {
       responseMetric = responseMetric(consumer.metrics());
     }
     Object value = responseMetric == null ? null : responseMetric.metricValue();
-    observe(value instanceof Number number ? number.doubleValue() : Double.NaN, fetching, System.nanoTime());
+    observe(value instanceof Number number ? number.doubleValue() : Double.NaN, fetching, System.nanoTime(),
+        polledNanos);
   }
 
   /**
    * @param responsesNow the consumer's responses received so far (NaN if its metrics do not say)
    * @param fetching whether the consumer had partitions to fetch since the last observation
+   * @param polledNanos how much of the time since the last observation was spent inside the poll
    * @return whether the brokers are taken to be gone
    */
-  boolean observe(double responsesNow, boolean fetching, long nowNanos) {
+  boolean observe(double responsesNow, boolean fetching, long nowNanos, long polledNanos) {
     if (Double.isNaN(responsesNow)) {
       return down;
     }
@@ -85,14 +90,17 @@ final class BrokerReachability {
       responses = responsesNow;
       lastAnswer = nowNanos;
       silentNanos = 0;
+      polledSilentNanos = 0;
       down = false;
       return false;
     }
     if (!fetching) {
       silentNanos = 0; // nothing was asked: no answer is due
+      polledSilentNanos = 0;
       return down;
     }
     silentNanos += Math.min(sincePoll, quietNanos / 3);
+    polledSilentNanos += Math.max(0, Math.min(polledNanos, sincePoll));
     if (!down && silentNanos >= quietNanos) {
       down = true;
       LOG.warn("Kafka at {} has not answered for {}: the job keeps what it read, commits it at its checkpoints and "
@@ -103,13 +111,14 @@ final class BrokerReachability {
   }
 
   /**
-   * Whether the brokers answered lately: within a third of the limit of polled time (1 s by default), so a fetch in
-   * flight may still bring records. Records held back for a partition that is behind wait only for a fetch that
-   * can come; during an outage they are handed out, so that what was read before it is one checkpoint, not one
-   * record per hold.
+   * Whether the brokers answered lately: within a third of the limit of time spent polling (1 s by default), so a
+   * fetch in flight may still bring records. Only the polls' own time counts: the client asks nothing between
+   * polls, so a stretch in which the job did not poll (its writers or a commit were busy) says nothing about the
+   * brokers. Records held back for a partition that is behind wait only for a fetch that can come; during an outage
+   * they are handed out, so that what was read before it is one checkpoint, not one record per hold.
    */
   boolean answeredLately() {
-    return !down && silentNanos < quietNanos / 3;
+    return !down && polledSilentNanos < quietNanos / 3;
   }
 
   private static String seconds(long nanos) {

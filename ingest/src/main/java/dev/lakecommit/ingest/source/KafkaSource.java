@@ -679,6 +679,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
           discover();
         }
         ConsumerRecords<byte[], byte[]> records;
+        long polledAt = System.nanoTime();
         try {
           // holding records back for a partition that is behind: fetch again soon
           records = consumer.poll(drained ? maxWait : Duration.ofMillis(Math.min(50, maxWait.toMillis())));
@@ -686,7 +687,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
           outOfRange(e);
           continue;
         }
-        reachability.afterPoll(consumer, paused.size() < next.size()); // paused: a subset of the assigned
+        // paused: a subset of the assigned
+        reachability.afterPoll(consumer, paused.size() < next.size(), System.nanoTime() - polledAt);
         updateLag();
         long fetchedBytes = 0;
         for (TopicPartition partition : records.partitions()) {
