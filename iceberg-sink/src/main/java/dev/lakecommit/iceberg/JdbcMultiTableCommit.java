@@ -64,6 +64,9 @@ public final class JdbcMultiTableCommit {
 
     /** Inside the database transaction, after the {@code swapped}-th pointer swap (1-based), before the next. */
     default void swapped(TableIdentifier table, int swapped) throws SQLException {}
+
+    /** The database transaction of attempt {@code attempt} committed; the commit has not returned yet. */
+    default void committed(int attempt) {}
   }
 
   /** What a commit did: each table's new metadata location, and the attempts it took (conflicts + 1). */
@@ -170,6 +173,9 @@ public final class JdbcMultiTableCommit {
         }
       }
       if (swapped) {
+        if (!swaps.isEmpty()) {
+          hook.committed(attempt);
+        }
         Map<TableIdentifier, String> locations = new LinkedHashMap<>();
         for (Swap swap : swaps) {
           CatalogUtil.deleteRemovedMetadataFiles(io, swap.base(), swap.metadata());

@@ -1,0 +1,272 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.UpdateProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ForbiddenException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.exceptions.NotAuthorizedException;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A job's checkpoints over many tables of one Iceberg JDBC catalog, each one a <b>cut</b> (DESIGN.md rule 14): the
+ * checkpoint's files land in every table it touched in one database transaction of compare-and-set pointer swaps
+ * ({@link JdbcMultiTableCommit}), so a reader of the catalog sees all of them or none.
+ *
+ * <p>Keyed by (job id, checkpoint id) as a one-table commit is: every table's snapshot carries both in its summary
+ * and the job's watermark property moves in the same change. The check runs again on the fresh metadata of every
+ * attempt, so a replayed, retried or raced cut adds nothing to a table that holds it. The run's epoch is claimed in
+ * every table at once ({@link #claim}) and each cut commits only while every table it touches still holds it. The
+ * job's position (the cut's properties: source offsets, say) goes into every table the cut touches, so the newest
+ * cut ({@link #lastCut}) carries it whole.
+ */
+public final class JdbcCut {
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcCut.class);
+  /** In the summary of each snapshot of a cut: how many tables the cut touched. */
+  static final String CUT_TABLES_KEY = "lakecommit.cut-tables";
+  private static final int CLAIM_ATTEMPTS = 10;
+
+  private final Catalog catalog;
+  private final JdbcMultiTableCommit commit;
+  private boolean idempotencyCheck = true;
+
+  /**
+   * @param catalog the JDBC catalog, for reading tables back
+   * @param commit the multi-table commit on the same catalog
+   */
+  public JdbcCut(Catalog catalog, JdbcMultiTableCommit commit) {
+    this.catalog = Objects.requireNonNull(catalog, "catalog");
+    this.commit = Objects.requireNonNull(commit, "commit");
+  }
+
+  /** Test-only: cut without the idempotency check; a replayed cut then adds its files again. */
+  JdbcCut idempotencyCheck(boolean enabled) {
+    this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /** A committed cut: its checkpoint, each table's snapshot of it (or before it), and its properties. */
+  public record Cut(long checkpointId, Map<TableIdentifier, Long> snapshots, Map<String, String> properties) {}
+
+  /**
+   * Claims the next epoch of the job in every table at once: one above the highest any of them holds, set in all of
+   * them in one database transaction whose every swap finds the epoch it read still there. Of two runs claiming at
+   * once, one wins and the other claims above it; from then on every cut of an older run is refused.
+   */
+  public RunEpoch claim(JobId jobId, String run, Collection<TableIdentifier> tables) {
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      long highest = 0;
+      for (TableIdentifier table : tables) {
+        highest = Math.max(highest, epochIn(metadata(table), jobId));
+      }
+      RunEpoch claim = new RunEpoch(highest + 1, run);
+      Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+      for (TableIdentifier table : tables) {
+        changes.put(table, transaction -> {
+          if (epochIn(current(transaction), jobId) >= claim.epoch()) {
+            throw new CommitFailedException("Another run of job %s claimed epoch %s in %s first", jobId,
+                claim.epoch(), table);
+          }
+          transaction.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
+        });
+      }
+      try {
+        commit.commit(changes);
+        LOG.info("Job {} claimed {} in {} tables at once", jobId, claim, tables.size());
+        return claim;
+      } catch (CommitFailedException e) {
+        last = e;
+        LOG.info("Claim of epoch {} for job {} met another claim ({}); claiming above it", claim.epoch(), jobId,
+            e.getMessage());
+      }
+    }
+    throw new IllegalStateException("Job " + jobId + " could not claim an epoch in " + tables + " in "
+        + CLAIM_ATTEMPTS + " attempts: other runs kept claiming", last);
+  }
+
+  /**
+   * Commits checkpoint {@code id} as one cut: each table's files as one snapshot of it, all visible at once, or
+   * finds the cut there already.
+   *
+   * @param epoch the run's epoch, which every table must hold (0: not fenced)
+   * @param files each table's data files of the checkpoint
+   * @param properties set in every table the cut touches, in the same change (the job's position)
+   */
+  public CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
+      Map<String, String> properties) {
+    for (String key : properties.keySet()) {
+      if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX) || key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
+        throw new IllegalArgumentException("Invalid cut property " + key
+            + ": watermarks and run epochs are the committer's own");
+      }
+    }
+    long start = System.nanoTime();
+    Map<TableIdentifier, Boolean> held = new ConcurrentHashMap<>();
+    Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+    files.forEach((table, dataFiles) -> changes.put(table, transaction -> {
+      TableMetadata base = current(transaction);
+      boolean there = idempotencyCheck
+          && Watermarks.findCommitted(base, id, SnapshotRef.MAIN_BRANCH).isPresent();
+      held.put(table, there);
+      if (there) {
+        return; // no change: this table's pointer is not swapped
+      }
+      IdempotentOperations.checkEpoch(base, id.jobId(), epoch, table.toString());
+      AppendFiles append = transaction.newFastAppend();
+      dataFiles.forEach(append::appendFile);
+      append.set(CommitId.JOB_ID_KEY, id.jobId().value());
+      append.set(CommitId.CHECKPOINT_ID_KEY, Long.toString(id.checkpointId()));
+      append.set(CUT_TABLES_KEY, Integer.toString(files.size()));
+      append.commit();
+      UpdateProperties update = transaction.updateProperties()
+          .set(CommitId.watermarkKey(id.jobId()), Long.toString(id.checkpointId()));
+      properties.forEach(update::set);
+      update.commit();
+    }));
+    try {
+      JdbcMultiTableCommit.Result result = commit.commit(changes);
+      long ms = (System.nanoTime() - start) / 1_000_000;
+      if (result.metadataLocations().isEmpty()) {
+        LOG.info("{} is already in all {} tables of its cut; skipped", id, files.size());
+        return CommitOutcome.alreadyCommitted("all " + files.size() + " tables hold it");
+      }
+      LOG.info("Committed {} as one cut over {} tables ({} held it already, {} attempts) in {} ms", id,
+          files.size(), files.size() - result.metadataLocations().size(), result.attempts(), ms);
+      return CommitOutcome.committed("cut of " + result.metadataLocations().size() + " tables");
+    } catch (FencedException e) {
+      LOG.warn("Cut {} refused: {}", id, e.getMessage());
+      return CommitOutcome.fatal(e);
+    } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException | IllegalArgumentException e) {
+      return CommitOutcome.fatal(new IllegalStateException("Cannot commit " + id + " as one cut over "
+          + files.keySet() + ": " + e.getMessage() + "; nothing of it is visible", e));
+    } catch (CommitFailedException e) {
+      return CommitOutcome.retryable(e);
+    } catch (CommitStateUnknownException e) {
+      return settle(id, files.keySet(), e);
+    } catch (RuntimeException e) {
+      // the catalog's database could not be read or written before the swap: nothing is visible
+      return CommitOutcome.retryable(e);
+    }
+  }
+
+  /** A cut whose database answer was lost: read back. In every table: committed; in none: retry. */
+  private CommitOutcome settle(CommitId id, Collection<TableIdentifier> tables, RuntimeException cause) {
+    int holding = 0;
+    try {
+      for (TableIdentifier table : tables) {
+        if (Watermarks.findCommitted(metadata(table), id, SnapshotRef.MAIN_BRANCH).isPresent()) {
+          holding++;
+        }
+      }
+    } catch (RuntimeException readBack) {
+      cause.addSuppressed(readBack);
+      return CommitOutcome.unknown(cause);
+    }
+    if (holding == tables.size()) {
+      LOG.warn("Cut {} failed with {} but every table holds it: committed", id, cause.toString());
+      return CommitOutcome.committed("settled by reading back " + holding + " tables");
+    }
+    if (holding == 0) {
+      return CommitOutcome.retryable(cause);
+    }
+    return CommitOutcome.fatal(new IllegalStateException(String.format("Cut %s is in %d of its %d tables after a"
+        + " lost answer: the catalog's database did not apply one transaction atomically", id, holding,
+        tables.size()), cause));
+  }
+
+  /**
+   * The job's newest cut among {@code tables}: the highest checkpoint any of them holds, each table's newest
+   * snapshot of the job at or below it, and the cut's properties as that table holds them. Empty if none holds
+   * a checkpoint of the job.
+   */
+  public Optional<Cut> lastCut(JobId jobId, Collection<TableIdentifier> tables, Collection<String> propertyKeys) {
+    Map<TableIdentifier, TableMetadata> read = new TreeMap<>(Comparator.comparing(TableIdentifier::toString));
+    for (TableIdentifier table : tables) {
+      read.put(table, metadata(table));
+    }
+    long newest = -1;
+    TableMetadata holder = null;
+    for (TableMetadata metadata : read.values()) {
+      OptionalLong upTo = Watermarks.committedUpTo(metadata, jobId, SnapshotRef.MAIN_BRANCH);
+      if (upTo.isPresent() && upTo.getAsLong() > newest) {
+        newest = upTo.getAsLong();
+        holder = metadata;
+      }
+    }
+    if (holder == null) {
+      return Optional.empty();
+    }
+    Map<TableIdentifier, Long> snapshots = new LinkedHashMap<>();
+    for (Map.Entry<TableIdentifier, TableMetadata> table : read.entrySet()) {
+      Snapshot snapshot = newestOfJob(table.getValue(), jobId, newest);
+      if (snapshot != null) {
+        snapshots.put(table.getKey(), snapshot.snapshotId());
+      }
+    }
+    Map<String, String> properties = new LinkedHashMap<>();
+    for (String key : propertyKeys) {
+      String value = holder.properties().get(key);
+      if (value != null) {
+        properties.put(key, value);
+      }
+    }
+    return Optional.of(new Cut(newest, snapshots, properties));
+  }
+
+  private static Snapshot newestOfJob(TableMetadata metadata, JobId jobId, long atMost) {
+    Snapshot head = metadata.currentSnapshot();
+    if (head == null) {
+      return null;
+    }
+    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(head.snapshotId(), metadata::snapshot)) {
+      Map<String, String> summary = snapshot.summary();
+      if (summary != null && jobId.value().equals(summary.get(CommitId.JOB_ID_KEY))) {
+        String checkpoint = summary.get(CommitId.CHECKPOINT_ID_KEY);
+        if (checkpoint != null && Long.parseLong(checkpoint) <= atMost) {
+          return snapshot;
+        }
+      }
+    }
+    return null;
+  }
+
+  private TableMetadata metadata(TableIdentifier table) {
+    return ((HasTableOperations) catalog.loadTable(table)).operations().current();
+  }
+
+  private static TableMetadata current(Transaction transaction) {
+    return ((HasTableOperations) transaction.table()).operations().current();
+  }
+
+  private static long epochIn(TableMetadata metadata, JobId jobId) {
+    String value = metadata.properties().get(RunEpoch.key(jobId));
+    return value == null ? 0 : RunEpoch.parse(jobId, value).epoch();
+  }
+}

@@ -1,0 +1,308 @@
+package dev.lakecommit.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.testing.SimulatedCrash;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.TableMetadataParser;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@link JdbcCut} on Iceberg's JDBC catalog (SQLite here, PostgreSQL in the IT): a checkpoint over three tables is
+ * one cut. At every crash point of the cut — before the database transaction, inside it after k of its swaps, after
+ * it before the answer — a reader of all pointers in one query sees every table at the same checkpoint, and the
+ * replay leaves each table with each checkpoint's files once; without the idempotency check the same replay
+ * duplicates them. A run fenced in one table commits to none; two runs claiming at once end at different epochs.
+ */
+class JdbcCutTest {
+  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+  private static final JobId JOB = JobId.of("transfers");
+  private static final String POSITION = "lakecommit.position.transfers";
+
+  @TempDir Path dir;
+  private final List<AutoCloseable> servers = new ArrayList<>();
+  private CatalogFixture fixture;
+  private Catalog catalog;
+  private TableIdentifier anyTable;
+
+  static Stream<String> catalogs() {
+    return Stream.of("jdbc-sqlite");
+  }
+
+  @AfterEach
+  void closeServers() throws Exception {
+    for (AutoCloseable server : servers) {
+      server.close();
+    }
+  }
+
+  /** Three new tables in namespace {@code ns} of the fixture's catalog. */
+  private List<TableIdentifier> tables(String name, String ns) {
+    if (fixture == null) {
+      fixture = CatalogFixture.named(name, dir, servers);
+      catalog = fixture.newCatalog();
+    }
+    List<TableIdentifier> tables = List.of(TableIdentifier.of(Namespace.of(ns), "credits"),
+        TableIdentifier.of(Namespace.of(ns), "debits"), TableIdentifier.of(Namespace.of(ns), "orders"));
+    for (TableIdentifier table : tables) {
+      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
+    }
+    anyTable = anyTable == null ? tables.get(0) : anyTable;
+    return tables;
+  }
+
+  private JdbcMultiTableCommit multi() {
+    FileIO io = ((HasTableOperations) catalog.loadTable(anyTable)).operations().io();
+    return JdbcMultiTableCommit.of(fixture.name(), fixture.properties(), io, 3);
+  }
+
+  private JdbcCut cut(JdbcMultiTableCommit multi) {
+    return new JdbcCut(fixture.newCatalog(), multi);
+  }
+
+  /** Checkpoint {@code checkpoint}'s files: one of {@code rows} rows per table. */
+  private static Map<TableIdentifier, List<DataFile>> files(List<TableIdentifier> tables, long checkpoint,
+      long rows) {
+    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
+    for (TableIdentifier table : tables) {
+      files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
+          .withPath("/data/" + table + "/transfers-" + checkpoint + ".parquet").withFileSizeInBytes(1_000)
+          .withRecordCount(rows).withFormat(FileFormat.PARQUET).build()));
+    }
+    return files;
+  }
+
+  /** Each table's checkpoint of the job, from the metadata its pointer names, all pointers read in one query. */
+  private Map<String, Long> checkpointsAtOnce(String namespace) throws SQLException {
+    Properties connection = new Properties();
+    fixture.properties().forEach((key, value) -> {
+      if (key.startsWith("jdbc.")) {
+        connection.put(key.substring("jdbc.".length()), value);
+      }
+    });
+    Map<String, String> pointers = new HashMap<>();
+    try (Connection db = DriverManager.getConnection(fixture.properties().get("uri"), connection);
+        Statement select = db.createStatement();
+        ResultSet rows = select.executeQuery("SELECT table_name, metadata_location FROM iceberg_tables"
+            + " WHERE table_namespace = '" + namespace + "'")) {
+      while (rows.next()) {
+        pointers.put(rows.getString(1), rows.getString(2));
+      }
+    }
+    FileIO io = ((HasTableOperations) catalog.loadTable(anyTable)).operations().io();
+    Map<String, Long> checkpoints = new HashMap<>();
+    pointers.forEach((table, location) -> checkpoints.put(table,
+        Watermarks.watermark(TableMetadataParser.read(io, location), JOB).orElse(0)));
+    return checkpoints;
+  }
+
+  /** The data files a reader of the table sees now, by path, with how often each is listed. */
+  private Map<String, Integer> liveFiles(TableIdentifier table) throws Exception {
+    Map<String, Integer> files = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(table).newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        files.merge(task.file().path().toString(), 1, Integer::sum);
+      }
+    }
+    return files;
+  }
+
+  private static CommitOutcome commit(JdbcCut cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
+    return cut.commit(new CommitId(JOB, checkpoint), epoch, files(tables, checkpoint, 10),
+        Map.of(POSITION, "offset-" + checkpoint));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aCheckpointIsOneCutOverEveryTableAndItsReplayAddsNothing(String name) throws Exception {
+    List<TableIdentifier> tables = tables(name, "cut");
+    JdbcCut cut = cut(multi());
+    RunEpoch epoch = cut.claim(JOB, "test run", tables);
+
+    assertThat(commit(cut, 1, epoch.epoch(), tables)).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(commit(cut, 2, epoch.epoch(), tables)).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(commit(cut(multi()), 2, epoch.epoch(), tables)).as("a replay")
+        .isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+
+    assertThat(checkpointsAtOnce("cut")).containsOnly(Map.entry("credits", 2L), Map.entry("debits", 2L),
+        Map.entry("orders", 2L));
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table).hasSize(2).containsValues(1);
+      assertThat(catalog.loadTable(table).currentSnapshot().summary())
+          .containsEntry(CommitId.CHECKPOINT_ID_KEY, "2").containsEntry(JdbcCut.CUT_TABLES_KEY, "3");
+    }
+    JdbcCut.Cut last = cut.lastCut(JOB, tables, List.of(POSITION)).orElseThrow();
+    assertThat(last.checkpointId()).isEqualTo(2);
+    assertThat(last.properties()).containsEntry(POSITION, "offset-2");
+    assertThat(last.snapshots()).containsOnlyKeys(tables);
+  }
+
+  /** Where a crash interrupts the cut of checkpoint 2. */
+  enum CrashPoint {
+    BEFORE_TRANSACTION, AFTER_FIRST_SWAP, AFTER_SECOND_SWAP, AFTER_COMMIT_BEFORE_ANSWER
+  }
+
+  private static JdbcMultiTableCommit.SwapHook crashAt(CrashPoint point) {
+    return new JdbcMultiTableCommit.SwapHook() {
+      @Override
+      public void beforeSwap(int attempt) {
+        if (point == CrashPoint.BEFORE_TRANSACTION) {
+          throw new SimulatedCrash("cut-before-transaction", 2);
+        }
+      }
+
+      @Override
+      public void swapped(TableIdentifier table, int swapped) {
+        if ((point == CrashPoint.AFTER_FIRST_SWAP && swapped == 1)
+            || (point == CrashPoint.AFTER_SECOND_SWAP && swapped == 2)) {
+          throw new SimulatedCrash("cut-after-swap-" + swapped, 2);
+        }
+      }
+
+      @Override
+      public void committed(int attempt) {
+        if (point == CrashPoint.AFTER_COMMIT_BEFORE_ANSWER) {
+          throw new SimulatedCrash("cut-after-commit", 2);
+        }
+      }
+    };
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void everyCrashPointOfTheCutRecoversToEachCheckpointOnceAndNeverShowsTwoCheckpoints(String name)
+      throws Exception {
+    for (CrashPoint point : CrashPoint.values()) {
+      String ns = "cut_" + point.name().toLowerCase(java.util.Locale.ROOT);
+      List<TableIdentifier> tables = tables(name, ns);
+      JdbcCut first = cut(multi());
+      long epoch = first.claim(JOB, "run 1", tables).epoch();
+      commit(first, 1, epoch, tables);
+
+      JdbcCut dying = cut(multi().hook(crashAt(point)));
+      assertThatThrownBy(() -> commit(dying, 2, epoch, tables)).isInstanceOf(SimulatedCrash.class);
+      Set<Long> seen = new HashSet<>(checkpointsAtOnce(ns).values());
+      assertThat(seen).as("%s: one checkpoint in all tables", point).hasSize(1);
+      assertThat(seen).as("%s", point)
+          .containsExactly(point == CrashPoint.AFTER_COMMIT_BEFORE_ANSWER ? 2L : 1L);
+
+      // the restarted run claims again and replays the checkpoint
+      JdbcCut restarted = cut(multi());
+      long next = restarted.claim(JOB, "run 2", tables).epoch();
+      assertThat(next).isEqualTo(epoch + 1);
+      CommitOutcome replay = commit(restarted, 2, next, tables);
+      assertThat(replay).as("%s", point).isInstanceOf(point == CrashPoint.AFTER_COMMIT_BEFORE_ANSWER
+          ? CommitOutcome.AlreadyCommitted.class : CommitOutcome.Committed.class);
+      assertThat(new HashSet<>(checkpointsAtOnce(ns).values())).as("%s", point).containsExactly(2L);
+      for (TableIdentifier table : tables) {
+        assertThat(liveFiles(table)).as("%s %s: each checkpoint's file once", point, table).hasSize(2)
+            .containsOnly(Map.entry("/data/" + table + "/transfers-1.parquet", 1),
+                Map.entry("/data/" + table + "/transfers-2.parquet", 1));
+      }
+    }
+  }
+
+  /** The test-only switch: without the check, the replay after a cut that committed adds its files again. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void withoutTheIdempotencyCheckTheReplayOfACommittedCutDuplicates(String name) throws Exception {
+    List<TableIdentifier> tables = tables(name, "cut");
+    JdbcCut dying = cut(multi().hook(crashAt(CrashPoint.AFTER_COMMIT_BEFORE_ANSWER)));
+    assertThatThrownBy(() -> commit(dying, 1, 0, tables)).isInstanceOf(SimulatedCrash.class);
+
+    assertThat(commit(cut(multi()).idempotencyCheck(false), 1, 0, tables))
+        .isInstanceOf(CommitOutcome.Committed.class);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table)
+          .containsEntry("/data/" + table + "/transfers-1.parquet", 2);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aRunFencedInOneTableCommitsToNone(String name) throws Exception {
+    List<TableIdentifier> tables = tables(name, "cut");
+    JdbcCut old = cut(multi());
+    long oldEpoch = old.claim(JOB, "old run", tables).epoch();
+    commit(old, 1, oldEpoch, tables);
+    // a newer run has claimed the job in one of the tables
+    RunEpoch newer = cut(multi()).claim(JOB, "newer run", List.of(tables.get(1)));
+    assertThat(newer.epoch()).isEqualTo(oldEpoch + 1);
+    Map<String, Long> before = checkpointsAtOnce("cut");
+
+    CommitOutcome refused = commit(old, 2, oldEpoch, tables);
+
+    assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
+        .hasMessageContaining("newer run");
+    assertThat(checkpointsAtOnce("cut")).isEqualTo(before);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table).hasSize(1);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void twoRunsClaimingAtOnceEndAtDifferentEpochsInEveryTable(String name) throws Exception {
+    List<TableIdentifier> tables = tables(name, "cut");
+    JdbcCut other = cut(multi());
+    AtomicInteger raced = new AtomicInteger();
+    JdbcCut racing = cut(multi().hook(new JdbcMultiTableCommit.SwapHook() {
+      @Override
+      public void beforeSwap(int attempt) {
+        if (raced.getAndIncrement() == 0) {
+          // the other run claims after this one read the epochs and before it swaps
+          other.claim(JOB, "other run", tables);
+        }
+      }
+    }));
+
+    RunEpoch claimed = racing.claim(JOB, "racing run", tables);
+
+    assertThat(raced).as("the race was met: a second attempt").hasValueGreaterThanOrEqualTo(2);
+    assertThat(claimed.epoch()).isEqualTo(2);
+    for (TableIdentifier table : tables) {
+      assertThat(catalog.loadTable(table).properties().get(RunEpoch.key(JOB))).startsWith("2 racing run");
+    }
+    assertThat(commit(other, 1, 1, tables)).as("the run that lost the epoch")
+        .isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(commit(racing, 1, 2, tables)).isInstanceOf(CommitOutcome.Committed.class);
+  }
+}
