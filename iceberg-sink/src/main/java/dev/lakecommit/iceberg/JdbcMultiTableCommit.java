@@ -41,19 +41,13 @@ import org.slf4j.LoggerFactory;
  * that two multi-table commits lock rows in the same order (no deadlock on PostgreSQL). When the database's answer
  * to the commit is lost, the pointers are read again: all new is committed, all old is not.
  */
-public final class JdbcMultiTableCommit {
+public final class JdbcMultiTableCommit implements MultiTableCommit {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcMultiTableCommit.class);
   private static final String SWAP = "UPDATE iceberg_tables SET metadata_location = ?, previous_metadata_location = ?"
       + " WHERE catalog_name = ? AND table_namespace = ? AND table_name = ? AND metadata_location = ?";
   private static final String POINTER = "SELECT metadata_location FROM iceberg_tables"
       + " WHERE catalog_name = ? AND table_namespace = ? AND table_name = ?";
   private static final String JDBC_PREFIX = "jdbc.";
-
-  /** A change of one table, made on a transaction of it; made again, on fresh metadata, after a conflict. */
-  @FunctionalInterface
-  public interface TableChange {
-    void apply(Transaction transaction);
-  }
 
   /** Test-only: told at the steps of an attempt, so that tests can crash or race there. */
   interface SwapHook {
@@ -68,9 +62,6 @@ public final class JdbcMultiTableCommit {
     /** The database transaction of attempt {@code attempt} committed; the commit has not returned yet. */
     default void committed(int attempt) {}
   }
-
-  /** What a commit did: each table's new metadata location, and the attempts it took (conflicts + 1). */
-  public record Result(Map<TableIdentifier, String> metadataLocations, int attempts) {}
 
   /** One table's part of an attempt: the pointer swap from {@code from} to {@code to}. */
   private record Swap(TableIdentifier table, TableMetadata base, TableMetadata metadata, String from, String to) {}
@@ -132,6 +123,11 @@ public final class JdbcMultiTableCommit {
     return this;
   }
 
+  @Override
+  public String describe() {
+    return "JDBC catalog " + catalogName;
+  }
+
   /**
    * Makes every change and shows them all at once, or none.
    *
@@ -141,6 +137,7 @@ public final class JdbcMultiTableCommit {
    *     again (read them before trying again)
    * @throws NoSuchTableException if a table is not in the catalog (nothing of this commit is visible)
    */
+  @Override
   public Result commit(Map<TableIdentifier, TableChange> changes) {
     List<TableIdentifier> order = new ArrayList<>(changes.keySet());
     order.sort(Comparator.comparing(TableIdentifier::toString));
@@ -330,6 +327,15 @@ public final class JdbcMultiTableCommit {
         throw new NoSuchTableException("Table %s is not in JDBC catalog %s", table, catalogName);
       }
       refreshFromMetadataLocation(location);
+    }
+
+    /**
+     * After the change: the metadata it made, so that the transaction finds its own snapshot when it cleans up
+     * (else Iceberg warns that it cannot, once per table and attempt).
+     */
+    @Override
+    public TableMetadata current() {
+      return swap != null ? swap.metadata() : super.current();
     }
 
     /** As Iceberg's, without deleting the metadata files the change drops from the log: that waits for the swap. */

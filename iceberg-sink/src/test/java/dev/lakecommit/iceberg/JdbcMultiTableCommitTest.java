@@ -78,8 +78,8 @@ class JdbcMultiTableCommitTest {
   }
 
   /** Checkpoint {@code checkpoint} of a job: one file of {@code rows} rows per table, and the job's watermark. */
-  private static Map<TableIdentifier, JdbcMultiTableCommit.TableChange> checkpoint(long checkpoint, long rows) {
-    Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+  private static Map<TableIdentifier, MultiTableCommit.TableChange> checkpoint(long checkpoint, long rows) {
+    Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
     for (TableIdentifier table : TABLES) {
       changes.put(table, transaction -> {
         transaction.newFastAppend().appendFile(file(table, checkpoint, rows)).commit();
@@ -132,7 +132,7 @@ class JdbcMultiTableCommitTest {
     CatalogFixture fixture = fixture(name);
     Catalog catalog = fixture.newCatalog();
 
-    JdbcMultiTableCommit.Result result = committer(fixture, catalog).commit(checkpoint(1, 10));
+    MultiTableCommit.Result result = committer(fixture, catalog).commit(checkpoint(1, 10));
 
     assertThat(result.attempts()).isEqualTo(1);
     Map<String, String> pointers = pointers(fixture);
@@ -167,7 +167,7 @@ class JdbcMultiTableCommitTest {
       }
     });
 
-    JdbcMultiTableCommit.Result result = committer.commit(checkpoint(1, 10));
+    MultiTableCommit.Result result = committer.commit(checkpoint(1, 10));
 
     assertThat(result.attempts()).as("the conflict was met").isEqualTo(2);
     assertThat(swapped).as("1 swap of attempt 1, 3 of attempt 2").hasValue(4);
@@ -237,7 +237,7 @@ class JdbcMultiTableCommitTest {
   void aMissingTableFailsTheCommitWithNothingVisible(String name) throws Exception {
     CatalogFixture fixture = fixture(name);
     Catalog catalog = fixture.newCatalog();
-    Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>(checkpoint(1, 10));
+    Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>(checkpoint(1, 10));
     TableIdentifier missing = TableIdentifier.of(DB, "dropped");
     changes.put(missing, transaction -> transaction.updateProperties().set("k", "v").commit());
     Map<String, String> before = pointers(fixture);

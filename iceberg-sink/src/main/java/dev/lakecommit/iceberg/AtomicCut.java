@@ -35,9 +35,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A job's checkpoints over many tables of one Iceberg JDBC catalog, each one a <b>cut</b> (DESIGN.md rule 14): the
- * checkpoint's files land in every table it touched in one database transaction of compare-and-set pointer swaps
- * ({@link JdbcMultiTableCommit}), so a reader of the catalog sees all of them or none.
+ * A job's checkpoints over many tables of one catalog that commits several tables at once, each one a <b>cut</b>
+ * (DESIGN.md rule 14): the checkpoint's files land in every table it touched in one {@link MultiTableCommit} — an
+ * Iceberg JDBC catalog's database transaction of compare-and-set pointer swaps, or a REST catalog's multi-table
+ * commit — so a reader of the catalog sees all of them or none.
  *
  * <p>Keyed by (job id, checkpoint id) as a one-table commit is: every table's snapshot carries both in its summary
  * and the job's watermark property moves in the same change. The check runs again on the fresh metadata of every
@@ -46,27 +47,27 @@ import org.slf4j.LoggerFactory;
  * job's position (the cut's properties: source offsets, say) goes into every table the cut touches, so the newest
  * cut ({@link #lastCut}) carries it whole.
  */
-public final class JdbcCut {
-  private static final Logger LOG = LoggerFactory.getLogger(JdbcCut.class);
+public final class AtomicCut {
+  private static final Logger LOG = LoggerFactory.getLogger(AtomicCut.class);
   /** In the summary of each snapshot of a cut: how many tables the cut touched. */
   static final String CUT_TABLES_KEY = "lakecommit.cut-tables";
   private static final int CLAIM_ATTEMPTS = 10;
 
   private final Catalog catalog;
-  private final JdbcMultiTableCommit commit;
+  private final MultiTableCommit commit;
   private boolean idempotencyCheck = true;
 
   /**
-   * @param catalog the JDBC catalog, for reading tables back
+   * @param catalog the catalog, for reading tables back
    * @param commit the multi-table commit on the same catalog
    */
-  public JdbcCut(Catalog catalog, JdbcMultiTableCommit commit) {
+  public AtomicCut(Catalog catalog, MultiTableCommit commit) {
     this.catalog = Objects.requireNonNull(catalog, "catalog");
     this.commit = Objects.requireNonNull(commit, "commit");
   }
 
   /** Test-only: cut without the idempotency check; a replayed cut then adds its files again. */
-  JdbcCut idempotencyCheck(boolean enabled) {
+  AtomicCut idempotencyCheck(boolean enabled) {
     this.idempotencyCheck = enabled;
     return this;
   }
@@ -87,7 +88,7 @@ public final class JdbcCut {
         highest = Math.max(highest, epochIn(metadata(table), jobId));
       }
       RunEpoch claim = new RunEpoch(highest + 1, run);
-      Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+      Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
       for (TableIdentifier table : tables) {
         changes.put(table, transaction -> {
           if (epochIn(current(transaction), jobId) >= claim.epoch()) {
@@ -95,11 +96,15 @@ public final class JdbcCut {
                 claim.epoch(), table);
           }
           transaction.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
+          if (commit.conflictsOnlyOnSnapshots()) {
+            // a snapshot that adds nothing: every cut based on the table before the claim now conflicts
+            transaction.newFastAppend().set(IcebergTarget.CLAIM_KEY, claim.value()).commit();
+          }
         });
       }
       try {
         commit.commit(changes);
-        LOG.info("Job {} claimed {} in {} tables at once", jobId, claim, tables.size());
+        LOG.info("Job {} claimed {} in {} tables of {} at once", jobId, claim, tables.size(), commit.describe());
         return claim;
       } catch (CommitFailedException e) {
         last = e;
@@ -129,7 +134,7 @@ public final class JdbcCut {
     }
     long start = System.nanoTime();
     Map<TableIdentifier, Boolean> held = new ConcurrentHashMap<>();
-    Map<TableIdentifier, JdbcMultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+    Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
     files.forEach((table, dataFiles) -> changes.put(table, transaction -> {
       TableMetadata base = current(transaction);
       boolean there = idempotencyCheck
@@ -151,7 +156,7 @@ public final class JdbcCut {
       update.commit();
     }));
     try {
-      JdbcMultiTableCommit.Result result = commit.commit(changes);
+      MultiTableCommit.Result result = commit.commit(changes);
       long ms = (System.nanoTime() - start) / 1_000_000;
       if (result.metadataLocations().isEmpty()) {
         LOG.info("{} is already in all {} tables of its cut; skipped", id, files.size());
@@ -166,6 +171,10 @@ public final class JdbcCut {
     } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException | IllegalArgumentException e) {
       return CommitOutcome.fatal(new IllegalStateException("Cannot commit " + id + " as one cut over "
           + files.keySet() + ": " + e.getMessage() + "; nothing of it is visible", e));
+    } catch (UnsupportedOperationException e) {
+      return CommitOutcome.fatal(new IllegalStateException(commit.describe() + " does not commit several tables"
+          + " at once (" + e.getMessage() + "), which a cut over " + files.size() + " tables needs; nothing of "
+          + id + " is visible", e));
     } catch (CommitFailedException e) {
       return CommitOutcome.retryable(e);
     } catch (CommitStateUnknownException e) {

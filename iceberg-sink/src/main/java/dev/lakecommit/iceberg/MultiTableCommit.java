@@ -1,0 +1,47 @@
+package dev.lakecommit.iceberg;
+
+import java.util.Map;
+import org.apache.iceberg.Transaction;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * One commit over several tables of one catalog that shows every table's change at once or none: an Iceberg JDBC
+ * catalog's database transaction ({@link JdbcMultiTableCommit}) or a REST catalog's multi-table commit
+ * ({@link RestMultiTableCommit}).
+ */
+public interface MultiTableCommit {
+  /**
+   * A change of one table, made on a transaction of it; made again, on fresh metadata, after a conflict. A change
+   * that changes nothing leaves its table out of the commit.
+   */
+  @FunctionalInterface
+  interface TableChange {
+    void apply(Transaction transaction);
+  }
+
+  /** What a commit did: each changed table's new metadata location (where known), and the attempts it took. */
+  record Result(Map<TableIdentifier, String> metadataLocations, int attempts) {}
+
+  /**
+   * Makes every change and shows them all at once, or none.
+   *
+   * @throws org.apache.iceberg.exceptions.CommitFailedException if other writers' changes kept conflicting
+   *     (nothing of this commit is visible)
+   * @throws org.apache.iceberg.exceptions.CommitStateUnknownException if the catalog's answer was lost (read the
+   *     tables back before trying again)
+   * @throws org.apache.iceberg.exceptions.NoSuchTableException if a table is not in the catalog
+   */
+  Result commit(Map<TableIdentifier, TableChange> changes);
+
+  /** The catalog, for messages: its name and kind. */
+  String describe();
+
+  /**
+   * Whether the catalog sees a conflict only where a table's branch moved (a REST catalog checks the requirements
+   * the client sends: the branch's snapshot, not its properties). A change that must conflict with every later
+   * commit based on the metadata before it — a claim of the job's epoch — then also moves the branch.
+   */
+  default boolean conflictsOnlyOnSnapshots() {
+    return false;
+  }
+}

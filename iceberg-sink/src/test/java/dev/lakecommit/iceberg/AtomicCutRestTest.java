@@ -1,0 +1,231 @@
+package dev.lakecommit.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.testing.SimulatedCrash;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.TableMetadataParser;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link AtomicCut} on a REST catalog through its multi-table commit, against Iceberg's REST server whose
+ * multi-table commit swaps every table's pointer in one database transaction of its JDBC backend, and against one
+ * that does not offer the endpoint. A server that fails inside the commit (before its transaction, after k of its
+ * swaps, after it committed) answers 500: the client settles by reading every table back, and a replay leaves
+ * each checkpoint once in each table, while a reader of the backend's pointers in one query never sees two
+ * checkpoints.
+ */
+class AtomicCutRestTest {
+  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
+  private static final JobId JOB = JobId.of("transfers");
+
+  @TempDir Path dir;
+  private RestCatalogServer server;
+  private Catalog catalog;
+  private final java.util.List<java.io.Closeable> clients = new java.util.ArrayList<>();
+
+  @AfterEach
+  void stop() throws Exception {
+    for (java.io.Closeable client : clients) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private List<TableIdentifier> start(RestCatalogServer.MultiTable kind, String ns) throws Exception {
+    server = RestCatalogServer.start(dir, kind);
+    catalog = client();
+    ((SupportsNamespaces) catalog).createNamespace(Namespace.of(ns));
+    List<TableIdentifier> tables = List.of(TableIdentifier.of(ns, "credits"), TableIdentifier.of(ns, "debits"),
+        TableIdentifier.of(ns, "orders"));
+    for (TableIdentifier table : tables) {
+      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
+    }
+    return tables;
+  }
+
+  private Catalog client() {
+    Catalog client = CatalogUtil.buildIcebergCatalog("rest", Map.of("type", "rest", "uri", server.uri()),
+        new org.apache.hadoop.conf.Configuration());
+    clients.add((java.io.Closeable) client);
+    return client;
+  }
+
+  private AtomicCut cut() {
+    Catalog client = client();
+    return new AtomicCut(client, RestMultiTableCommit.of(client, 3));
+  }
+
+  private static CommitOutcome commit(AtomicCut cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
+    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
+    for (TableIdentifier table : tables) {
+      files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
+          .withPath("/data/" + table + "/transfers-" + checkpoint + ".parquet").withFileSizeInBytes(1_000)
+          .withRecordCount(10).withFormat(FileFormat.PARQUET).build()));
+    }
+    return cut.commit(new CommitId(JOB, checkpoint), epoch, files, Map.of());
+  }
+
+  /** Each table's checkpoint of the job, from the backend's pointers read in one query. */
+  private Map<String, Long> checkpointsAtOnce() throws Exception {
+    Map<String, String> backend = server.backendProperties();
+    Map<String, String> pointers = new HashMap<>();
+    try (Connection db = DriverManager.getConnection(backend.get("uri"));
+        Statement select = db.createStatement();
+        ResultSet rows = select.executeQuery("SELECT table_name, metadata_location FROM iceberg_tables")) {
+      while (rows.next()) {
+        pointers.put(rows.getString(1), rows.getString(2));
+      }
+    }
+    FileIO io = ((HasTableOperations) catalog.loadTable(TableIdentifier.of("cut", "credits"))).operations().io();
+    Map<String, Long> checkpoints = new HashMap<>();
+    pointers.forEach((table, location) -> checkpoints.put(table,
+        Watermarks.watermark(TableMetadataParser.read(io, location), JOB).orElse(0)));
+    return checkpoints;
+  }
+
+  private Map<String, Integer> liveFiles(TableIdentifier table) throws Exception {
+    Map<String, Integer> files = new HashMap<>();
+    try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(table).newScan().planFiles()) {
+      for (FileScanTask task : tasks) {
+        files.merge(task.file().path().toString(), 1, Integer::sum);
+      }
+    }
+    return files;
+  }
+
+  @Test
+  void aCheckpointIsOneCutThroughTheMultiTableCommitAndItsReplayAddsNothing() throws Exception {
+    List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ATOMIC, "cut");
+    AtomicCut cut = cut();
+    long epoch = cut.claim(JOB, "test run", tables).epoch();
+
+    assertThat(commit(cut, 1, epoch, tables)).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(commit(cut, 2, epoch, tables)).isInstanceOf(CommitOutcome.Committed.class);
+    assertThat(commit(cut(), 2, epoch, tables)).as("a replay").isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+
+    assertThat(new HashSet<>(checkpointsAtOnce().values())).containsExactly(2L);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table).hasSize(2).containsValues(1);
+      assertThat(catalog.loadTable(table).snapshots()).as("%s: the claim's mark and two checkpoints", table)
+          .hasSize(3);
+    }
+    assertThat(cut.lastCut(JOB, tables, List.of()).orElseThrow().checkpointId()).isEqualTo(2);
+  }
+
+  @Test
+  void aServerFailingInsideTheCommitIsSettledByReadingBackAndTheReplayLandsOnce() throws Exception {
+    List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ATOMIC, "cut");
+    long epoch = cut().claim(JOB, "run", tables).epoch();
+    long checkpoint = 0;
+    for (String point : List.of("before-transaction", "after-swap-1", "after-swap-2", "after-commit")) {
+      checkpoint++;
+      server.backendHook(new JdbcMultiTableCommit.SwapHook() {
+        @Override
+        public void beforeSwap(int attempt) {
+          crashIf(point.equals("before-transaction"), point);
+        }
+
+        @Override
+        public void swapped(TableIdentifier table, int swapped) {
+          crashIf(point.equals("after-swap-" + swapped), point);
+        }
+
+        @Override
+        public void committed(int attempt) {
+          crashIf(point.equals("after-commit"), point);
+        }
+      });
+      CommitOutcome outcome = commit(cut(), checkpoint, epoch, tables);
+      server.backendHook(JdbcMultiTableCommit.SwapHook.NONE);
+
+      Set<Long> seen = new HashSet<>(checkpointsAtOnce().values());
+      assertThat(seen).as("%s: one checkpoint in all tables", point).hasSize(1);
+      if (point.equals("after-commit")) {
+        assertThat(outcome).as(point).isInstanceOf(CommitOutcome.Committed.class);
+        assertThat(seen).containsExactly(checkpoint);
+      } else {
+        assertThat(outcome).as(point).isInstanceOf(CommitOutcome.Retryable.class);
+        assertThat(seen).containsExactly(checkpoint - 1);
+      }
+      CommitOutcome replay = commit(cut(), checkpoint, epoch, tables);
+      assertThat(replay).as(point).isInstanceOf(point.equals("after-commit")
+          ? CommitOutcome.AlreadyCommitted.class : CommitOutcome.Committed.class);
+      assertThat(new HashSet<>(checkpointsAtOnce().values())).as(point).containsExactly(checkpoint);
+      for (TableIdentifier table : tables) {
+        assertThat(liveFiles(table)).as("%s %s: each checkpoint's file once", point, table)
+            .hasSize((int) checkpoint).containsValues(1);
+      }
+    }
+  }
+
+  private static void crashIf(boolean now, String point) {
+    if (now) {
+      throw new SimulatedCrash("rest-server-" + point, 1);
+    }
+  }
+
+  @Test
+  void aRunFencedInOneTableCommitsToNone() throws Exception {
+    List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ATOMIC, "cut");
+    AtomicCut old = cut();
+    long oldEpoch = old.claim(JOB, "old run", tables).epoch();
+    commit(old, 1, oldEpoch, tables);
+    cut().claim(JOB, "newer run", List.of(tables.get(2)));
+
+    CommitOutcome refused = commit(old, 2, oldEpoch, tables);
+
+    assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
+        .hasMessageContaining("newer run");
+    assertThat(new HashSet<>(checkpointsAtOnce().values())).containsExactly(1L);
+  }
+
+  @Test
+  void aServerWithoutTheMultiTableCommitIsRefusedWithNothingVisible() throws Exception {
+    List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ABSENT, "cut");
+
+    CommitOutcome refused = commit(cut(), 1, 0, tables);
+
+    assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(((CommitOutcome.Fatal) refused).cause()).hasMessageContaining("does not commit several tables at once")
+        .hasMessageContaining("REST catalog rest");
+    assertThat(new HashSet<>(checkpointsAtOnce().values())).containsExactly(0L);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table).isEmpty();
+    }
+  }
+}
