@@ -44,4 +44,12 @@ public interface MultiTableCommit {
   default boolean conflictsOnlyOnSnapshots() {
     return false;
   }
+
+  /**
+   * Whether every table's change shows at once. False for {@link TableByTableCommit}: each table shows its change
+   * when its own commit lands, and a reader needs the cut record to see one checkpoint of all of them.
+   */
+  default boolean atomic() {
+    return true;
+  }
 }

@@ -8,8 +8,6 @@ import java.util.Map;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.Transactions;
 import org.apache.iceberg.catalog.Catalog;
@@ -78,10 +76,10 @@ public final class RestMultiTableCommit implements MultiTableCommit {
     order.sort(Comparator.comparing(TableIdentifier::toString));
     for (int attempt = 1; ; attempt++) {
       List<TableCommit> commits = new ArrayList<>();
-      List<Captured> captured = new ArrayList<>();
+      List<CapturedOperations> captured = new ArrayList<>();
       for (TableIdentifier table : order) {
         Table loaded = catalog.loadTable(table);
-        Captured capture = new Captured(((HasTableOperations) loaded).operations());
+        CapturedOperations capture = new CapturedOperations(((HasTableOperations) loaded).operations());
         Transaction transaction = Transactions.newTransaction(loaded.name(), capture);
         changes.get(table).apply(transaction);
         transaction.commitTransaction();
@@ -115,7 +113,7 @@ public final class RestMultiTableCommit implements MultiTableCommit {
   }
 
   /** A refused attempt: the manifest list its snapshot wrote is nobody's (its manifests go with orphan removal). */
-  private void deleteUnpublished(Captured capture) {
+  private void deleteUnpublished(CapturedOperations capture) {
     Snapshot snapshot = capture.updated.currentSnapshot();
     Snapshot before = capture.base.currentSnapshot();
     if (snapshot != null && (before == null || snapshot.snapshotId() != before.snapshotId())) {
@@ -124,38 +122,6 @@ public final class RestMultiTableCommit implements MultiTableCommit {
       } catch (RuntimeException e) {
         LOG.debug("Could not delete the unpublished manifest list {}", snapshot.manifestListLocation(), e);
       }
-    }
-  }
-
-  /**
-   * The table's operations, except that a commit is kept rather than sent (the request sends it with the others)
-   * and a refresh does not reload (the server checks the requirements instead).
-   */
-  private static final class Captured extends ForwardingTableOperations {
-    private final TableMetadata base;
-    private TableMetadata updated;
-
-    Captured(TableOperations delegate) {
-      super(delegate);
-      this.base = delegate.current();
-    }
-
-    @Override
-    public TableMetadata current() {
-      return updated != null ? updated : base;
-    }
-
-    @Override
-    public TableMetadata refresh() {
-      return current();
-    }
-
-    @Override
-    public void commit(TableMetadata from, TableMetadata metadata) {
-      if (from != base) {
-        throw new CommitFailedException("Cannot commit: stale table metadata");
-      }
-      updated = metadata;
     }
   }
 }

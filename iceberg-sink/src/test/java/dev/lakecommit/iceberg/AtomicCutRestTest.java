@@ -39,7 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@link AtomicCut} on a REST catalog through its multi-table commit, against Iceberg's REST server whose
+ * {@link CutCommitter} on a REST catalog through its multi-table commit, against Iceberg's REST server whose
  * multi-table commit swaps every table's pointer in one database transaction of its JDBC backend, and against one
  * that does not offer the endpoint. A server that fails inside the commit (before its transaction, after k of its
  * swaps, after it committed) answers 500: the client settles by reading every table back, and a replay leaves
@@ -84,12 +84,12 @@ class AtomicCutRestTest {
     return client;
   }
 
-  private AtomicCut cut() {
+  private CutCommitter cut() {
     Catalog client = client();
-    return new AtomicCut(client, RestMultiTableCommit.of(client, 3));
+    return new CutCommitter(client, RestMultiTableCommit.of(client, 3));
   }
 
-  private static CommitOutcome commit(AtomicCut cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
+  private static CommitOutcome commit(CutCommitter cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
     for (TableIdentifier table : tables) {
       files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
@@ -130,7 +130,7 @@ class AtomicCutRestTest {
   @Test
   void aCheckpointIsOneCutThroughTheMultiTableCommitAndItsReplayAddsNothing() throws Exception {
     List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ATOMIC, "cut");
-    AtomicCut cut = cut();
+    CutCommitter cut = cut();
     long epoch = cut.claim(JOB, "test run", tables).epoch();
 
     assertThat(commit(cut, 1, epoch, tables)).isInstanceOf(CommitOutcome.Committed.class);
@@ -201,7 +201,7 @@ class AtomicCutRestTest {
   @Test
   void aRunFencedInOneTableCommitsToNone() throws Exception {
     List<TableIdentifier> tables = start(RestCatalogServer.MultiTable.ATOMIC, "cut");
-    AtomicCut old = cut();
+    CutCommitter old = cut();
     long oldEpoch = old.claim(JOB, "old run", tables).epoch();
     commit(old, 1, oldEpoch, tables);
     cut().claim(JOB, "newer run", List.of(tables.get(2)));

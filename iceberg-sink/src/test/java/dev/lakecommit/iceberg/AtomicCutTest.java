@@ -45,7 +45,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * {@link AtomicCut} on Iceberg's JDBC catalog (SQLite here, PostgreSQL in the IT): a checkpoint over three tables is
+ * {@link CutCommitter} on Iceberg's JDBC catalog (SQLite here, PostgreSQL in the IT): a checkpoint over three tables is
  * one cut. At every crash point of the cut — before the database transaction, inside it after k of its swaps, after
  * it before the answer — a reader of all pointers in one query sees every table at the same checkpoint, and the
  * replay leaves each table with each checkpoint's files once; without the idempotency check the same replay
@@ -93,8 +93,8 @@ class AtomicCutTest {
     return JdbcMultiTableCommit.of(fixture.name(), fixture.properties(), io, 3);
   }
 
-  private AtomicCut cut(JdbcMultiTableCommit multi) {
-    return new AtomicCut(fixture.newCatalog(), multi);
+  private CutCommitter cut(JdbcMultiTableCommit multi) {
+    return new CutCommitter(fixture.newCatalog(), multi);
   }
 
   /** Checkpoint {@code checkpoint}'s files: one of {@code rows} rows per table. */
@@ -144,7 +144,7 @@ class AtomicCutTest {
     return files;
   }
 
-  private static CommitOutcome commit(AtomicCut cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
+  private static CommitOutcome commit(CutCommitter cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
     return cut.commit(new CommitId(JOB, checkpoint), epoch, files(tables, checkpoint, 10),
         Map.of(POSITION, "offset-" + checkpoint));
   }
@@ -153,7 +153,7 @@ class AtomicCutTest {
   @MethodSource("catalogs")
   void aCheckpointIsOneCutOverEveryTableAndItsReplayAddsNothing(String name) throws Exception {
     List<TableIdentifier> tables = tables(name, "cut");
-    AtomicCut cut = cut(multi());
+    CutCommitter cut = cut(multi());
     RunEpoch epoch = cut.claim(JOB, "test run", tables);
 
     assertThat(commit(cut, 1, epoch.epoch(), tables)).isInstanceOf(CommitOutcome.Committed.class);
@@ -166,9 +166,9 @@ class AtomicCutTest {
     for (TableIdentifier table : tables) {
       assertThat(liveFiles(table)).as("%s", table).hasSize(2).containsValues(1);
       assertThat(catalog.loadTable(table).currentSnapshot().summary())
-          .containsEntry(CommitId.CHECKPOINT_ID_KEY, "2").containsEntry(AtomicCut.CUT_TABLES_KEY, "3");
+          .containsEntry(CommitId.CHECKPOINT_ID_KEY, "2").containsEntry(CutCommitter.CUT_TABLES_KEY, "3");
     }
-    AtomicCut.Cut last = cut.lastCut(JOB, tables, List.of(POSITION)).orElseThrow();
+    CutCommitter.Cut last = cut.lastCut(JOB, tables, List.of(POSITION)).orElseThrow();
     assertThat(last.checkpointId()).isEqualTo(2);
     assertThat(last.properties()).containsEntry(POSITION, "offset-2");
     assertThat(last.snapshots()).containsOnlyKeys(tables);
@@ -212,11 +212,11 @@ class AtomicCutTest {
     for (CrashPoint point : CrashPoint.values()) {
       String ns = "cut_" + point.name().toLowerCase(java.util.Locale.ROOT);
       List<TableIdentifier> tables = tables(name, ns);
-      AtomicCut first = cut(multi());
+      CutCommitter first = cut(multi());
       long epoch = first.claim(JOB, "run 1", tables).epoch();
       commit(first, 1, epoch, tables);
 
-      AtomicCut dying = cut(multi().hook(crashAt(point)));
+      CutCommitter dying = cut(multi().hook(crashAt(point)));
       assertThatThrownBy(() -> commit(dying, 2, epoch, tables)).isInstanceOf(SimulatedCrash.class);
       Set<Long> seen = new HashSet<>(checkpointsAtOnce(ns).values());
       assertThat(seen).as("%s: one checkpoint in all tables", point).hasSize(1);
@@ -224,7 +224,7 @@ class AtomicCutTest {
           .containsExactly(point == CrashPoint.AFTER_COMMIT_BEFORE_ANSWER ? 2L : 1L);
 
       // the restarted run claims again and replays the checkpoint
-      AtomicCut restarted = cut(multi());
+      CutCommitter restarted = cut(multi());
       long next = restarted.claim(JOB, "run 2", tables).epoch();
       assertThat(next).isEqualTo(epoch + 1);
       CommitOutcome replay = commit(restarted, 2, next, tables);
@@ -244,7 +244,7 @@ class AtomicCutTest {
   @MethodSource("catalogs")
   void withoutTheIdempotencyCheckTheReplayOfACommittedCutDuplicates(String name) throws Exception {
     List<TableIdentifier> tables = tables(name, "cut");
-    AtomicCut dying = cut(multi().hook(crashAt(CrashPoint.AFTER_COMMIT_BEFORE_ANSWER)));
+    CutCommitter dying = cut(multi().hook(crashAt(CrashPoint.AFTER_COMMIT_BEFORE_ANSWER)));
     assertThatThrownBy(() -> commit(dying, 1, 0, tables)).isInstanceOf(SimulatedCrash.class);
 
     assertThat(commit(cut(multi()).idempotencyCheck(false), 1, 0, tables))
@@ -259,7 +259,7 @@ class AtomicCutTest {
   @MethodSource("catalogs")
   void aRunFencedInOneTableCommitsToNone(String name) throws Exception {
     List<TableIdentifier> tables = tables(name, "cut");
-    AtomicCut old = cut(multi());
+    CutCommitter old = cut(multi());
     long oldEpoch = old.claim(JOB, "old run", tables).epoch();
     commit(old, 1, oldEpoch, tables);
     // a newer run has claimed the job in one of the tables
@@ -282,9 +282,9 @@ class AtomicCutTest {
   @MethodSource("catalogs")
   void twoRunsClaimingAtOnceEndAtDifferentEpochsInEveryTable(String name) throws Exception {
     List<TableIdentifier> tables = tables(name, "cut");
-    AtomicCut other = cut(multi());
+    CutCommitter other = cut(multi());
     AtomicInteger raced = new AtomicInteger();
-    AtomicCut racing = cut(multi().hook(new JdbcMultiTableCommit.SwapHook() {
+    CutCommitter racing = cut(multi().hook(new JdbcMultiTableCommit.SwapHook() {
       @Override
       public void beforeSwap(int attempt) {
         if (raced.getAndIncrement() == 0) {

@@ -5,6 +5,7 @@ import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.runtime.CutRecords;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -35,10 +36,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A job's checkpoints over many tables of one catalog that commits several tables at once, each one a <b>cut</b>
- * (DESIGN.md rule 14): the checkpoint's files land in every table it touched in one {@link MultiTableCommit} — an
- * Iceberg JDBC catalog's database transaction of compare-and-set pointer swaps, or a REST catalog's multi-table
- * commit — so a reader of the catalog sees all of them or none.
+ * A job's checkpoints over many tables of one catalog, each one a <b>cut</b> (DESIGN.md rule 14). Where the catalog
+ * commits several tables at once, the checkpoint's files land in every table it touched in one
+ * {@link MultiTableCommit} — an Iceberg JDBC catalog's database transaction of compare-and-set pointer swaps, or a
+ * REST catalog's multi-table commit — so a reader of the catalog sees all of them or none. Elsewhere
+ * ({@link TableByTableCommit}) each table commits on its own and then a cut record naming every table's snapshot of
+ * the checkpoint is published in one atomic write ({@link CutRecords}); a reader reads the tables as the newest
+ * record names them, and a replay of the checkpoint (the next run's, or a retry) commits what is missing and
+ * publishes the record.
  *
  * <p>Keyed by (job id, checkpoint id) as a one-table commit is: every table's snapshot carries both in its summary
  * and the job's watermark property moves in the same change. The check runs again on the fresh metadata of every
@@ -47,27 +52,56 @@ import org.slf4j.LoggerFactory;
  * job's position (the cut's properties: source offsets, say) goes into every table the cut touches, so the newest
  * cut ({@link #lastCut}) carries it whole.
  */
-public final class AtomicCut {
-  private static final Logger LOG = LoggerFactory.getLogger(AtomicCut.class);
+public final class CutCommitter {
+  private static final Logger LOG = LoggerFactory.getLogger(CutCommitter.class);
   /** In the summary of each snapshot of a cut: how many tables the cut touched. */
   static final String CUT_TABLES_KEY = "lakecommit.cut-tables";
   private static final int CLAIM_ATTEMPTS = 10;
 
   private final Catalog catalog;
   private final MultiTableCommit commit;
+  private final CutRecords records;
   private boolean idempotencyCheck = true;
+  private Runnable beforeRecord = () -> {};
 
   /**
+   * For a catalog that commits several tables at once.
+   *
    * @param catalog the catalog, for reading tables back
    * @param commit the multi-table commit on the same catalog
+   * @throws IllegalArgumentException if {@code commit} is not atomic (it needs cut records)
    */
-  public AtomicCut(Catalog catalog, MultiTableCommit commit) {
+  public CutCommitter(Catalog catalog, MultiTableCommit commit) {
+    this(catalog, commit, null);
+  }
+
+  /**
+   * @param records where the cut records go; required where {@code commit} is not atomic, unused where it is
+   */
+  public CutCommitter(Catalog catalog, MultiTableCommit commit, CutRecords records) {
     this.catalog = Objects.requireNonNull(catalog, "catalog");
     this.commit = Objects.requireNonNull(commit, "commit");
+    if (!commit.atomic() && records == null) {
+      throw new IllegalArgumentException(commit.describe() + " does not commit several tables at once: a job"
+          + " that writes several of its tables needs a place for its cut records");
+    }
+    this.records = commit.atomic() ? null : records;
+  }
+
+  /** How a cut becomes visible, for the run's start message. */
+  public String mode() {
+    return records == null ? "one atomic commit per cut (" + commit.describe() + ")"
+        : "tables commit one by one; each cut is a record published last at " + records.location();
+  }
+
+  /** Test-only: runs after the tables' commits of a cut, before its record is published. */
+  CutCommitter beforeRecord(Runnable hook) {
+    this.beforeRecord = hook;
+    return this;
   }
 
   /** Test-only: cut without the idempotency check; a replayed cut then adds its files again. */
-  AtomicCut idempotencyCheck(boolean enabled) {
+  CutCommitter idempotencyCheck(boolean enabled) {
     this.idempotencyCheck = enabled;
     return this;
   }
@@ -76,9 +110,10 @@ public final class AtomicCut {
   public record Cut(long checkpointId, Map<TableIdentifier, Long> snapshots, Map<String, String> properties) {}
 
   /**
-   * Claims the next epoch of the job in every table at once: one above the highest any of them holds, set in all of
-   * them in one database transaction whose every swap finds the epoch it read still there. Of two runs claiming at
-   * once, one wins and the other claims above it; from then on every cut of an older run is refused.
+   * Claims the next epoch of the job in every table: one above the highest any of them holds, set in all of them
+   * in one multi-table commit (table by table where the catalog has none) whose every table's change finds the
+   * epoch it read still there. Of two runs claiming at once, one wins and the other claims above it; from then on
+   * every cut of an older run is refused.
    */
   public RunEpoch claim(JobId jobId, String run, Collection<TableIdentifier> tables) {
     RuntimeException last = null;
@@ -158,13 +193,16 @@ public final class AtomicCut {
     try {
       MultiTableCommit.Result result = commit.commit(changes);
       long ms = (System.nanoTime() - start) / 1_000_000;
+      CommitOutcome outcome;
       if (result.metadataLocations().isEmpty()) {
         LOG.info("{} is already in all {} tables of its cut; skipped", id, files.size());
-        return CommitOutcome.alreadyCommitted("all " + files.size() + " tables hold it");
+        outcome = CommitOutcome.alreadyCommitted("all " + files.size() + " tables hold it");
+      } else {
+        LOG.info("Committed {} as one cut over {} tables ({} held it already, {} attempts) in {} ms", id,
+            files.size(), files.size() - result.metadataLocations().size(), result.attempts(), ms);
+        outcome = CommitOutcome.committed("cut of " + result.metadataLocations().size() + " tables");
       }
-      LOG.info("Committed {} as one cut over {} tables ({} held it already, {} attempts) in {} ms", id,
-          files.size(), files.size() - result.metadataLocations().size(), result.attempts(), ms);
-      return CommitOutcome.committed("cut of " + result.metadataLocations().size() + " tables");
+      return recorded(id, files.keySet(), properties, outcome);
     } catch (FencedException e) {
       LOG.warn("Cut {} refused: {}", id, e.getMessage());
       return CommitOutcome.fatal(e);
@@ -178,7 +216,7 @@ public final class AtomicCut {
     } catch (CommitFailedException e) {
       return CommitOutcome.retryable(e);
     } catch (CommitStateUnknownException e) {
-      return settle(id, files.keySet(), e);
+      return recorded(id, files.keySet(), properties, settle(id, files.keySet(), e));
     } catch (RuntimeException e) {
       // the catalog's database could not be read or written before the swap: nothing is visible
       return CommitOutcome.retryable(e);
@@ -202,7 +240,8 @@ public final class AtomicCut {
       LOG.warn("Cut {} failed with {} but every table holds it: committed", id, cause.toString());
       return CommitOutcome.committed("settled by reading back " + holding + " tables");
     }
-    if (holding == 0) {
+    if (holding == 0 || records != null) {
+      // table by table, some tables holding it is where a failure leaves a cut: the replay commits the others
       return CommitOutcome.retryable(cause);
     }
     return CommitOutcome.fatal(new IllegalStateException(String.format("Cut %s is in %d of its %d tables after a"
@@ -211,11 +250,47 @@ public final class AtomicCut {
   }
 
   /**
+   * Where cuts are recorded: once every table holds the checkpoint, publishes its record naming each table's
+   * snapshot of it, with the job's position. A record that cannot be published makes the commit retryable: the
+   * tables hold the checkpoint, and its replay publishes the record.
+   */
+  private CommitOutcome recorded(CommitId id, Collection<TableIdentifier> tables, Map<String, String> properties,
+      CommitOutcome outcome) {
+    if (records == null || !(outcome instanceof CommitOutcome.Committed
+        || outcome instanceof CommitOutcome.AlreadyCommitted)) {
+      return outcome;
+    }
+    beforeRecord.run();
+    java.util.SortedMap<String, String> versions = new TreeMap<>();
+    try {
+      for (TableIdentifier table : tables) {
+        Snapshot snapshot = newestOfJob(metadata(table), id.jobId(), id.checkpointId());
+        if (snapshot == null || !Long.toString(id.checkpointId())
+            .equals(snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY))) {
+          return CommitOutcome.fatal(new IllegalStateException("Table " + table + " does not show " + id
+              + " in its history after its commit (expired or rolled back?): no cut record is published"));
+        }
+        versions.put(table.toString(), "snapshot " + snapshot.snapshotId());
+      }
+      records.publish(new CutRecords.Cut(id.jobId(), id.checkpointId(), versions, new TreeMap<>(properties)));
+      LOG.info("Published the cut record of {} over {} tables at {}", id, tables.size(), records.location());
+      return outcome;
+    } catch (java.io.IOException | RuntimeException e) {
+      LOG.warn("The tables hold {} but its cut record could not be published at {}: {}; retrying publishes it", id,
+          records.location(), e.toString());
+      return CommitOutcome.retryable(e);
+    }
+  }
+
+  /**
    * The job's newest cut among {@code tables}: the highest checkpoint any of them holds, each table's newest
    * snapshot of the job at or below it, and the cut's properties as that table holds them. Empty if none holds
    * a checkpoint of the job.
    */
   public Optional<Cut> lastCut(JobId jobId, Collection<TableIdentifier> tables, Collection<String> propertyKeys) {
+    if (records != null) {
+      return lastRecordedCut(propertyKeys);
+    }
     Map<TableIdentifier, TableMetadata> read = new TreeMap<>(Comparator.comparing(TableIdentifier::toString));
     for (TableIdentifier table : tables) {
       read.put(table, metadata(table));
@@ -247,6 +322,29 @@ public final class AtomicCut {
       }
     }
     return Optional.of(new Cut(newest, snapshots, properties));
+  }
+
+  /** The newest cut record: its tables' snapshots and the properties asked for. */
+  private Optional<Cut> lastRecordedCut(Collection<String> propertyKeys) {
+    Optional<CutRecords.Cut> last;
+    try {
+      last = records.last();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("Cannot read the cut records at " + records.location(), e);
+    }
+    return last.map(record -> {
+      Map<TableIdentifier, Long> snapshots = new LinkedHashMap<>();
+      record.tables().forEach((table, version) -> snapshots.put(TableIdentifier.parse(table),
+          Long.parseLong(version.substring("snapshot ".length()))));
+      Map<String, String> properties = new LinkedHashMap<>();
+      for (String key : propertyKeys) {
+        String value = record.properties().get(key);
+        if (value != null) {
+          properties.put(key, value);
+        }
+      }
+      return new Cut(record.checkpointId(), snapshots, properties);
+    });
   }
 
   private static Snapshot newestOfJob(TableMetadata metadata, JobId jobId, long atMost) {
