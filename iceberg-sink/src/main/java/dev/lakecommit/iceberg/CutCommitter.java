@@ -57,6 +57,8 @@ public final class CutCommitter {
   /** In the summary of each snapshot of a cut: how many tables the cut touched. */
   static final String CUT_TABLES_KEY = "lakecommit.cut-tables";
   private static final int CLAIM_ATTEMPTS = 10;
+  /** Attempts of one cut's commit against other writers' changes before it is retried as a whole. */
+  private static final int COMMIT_ATTEMPTS = 4;
 
   private final Catalog catalog;
   private final MultiTableCommit commit;
@@ -86,6 +88,37 @@ public final class CutCommitter {
           + " that writes several of its tables needs a place for its cut records");
     }
     this.records = commit.atomic() ? null : records;
+  }
+
+  /**
+   * The cut committer a catalog allows: one atomic commit per cut on a JDBC catalog (its database transaction) and
+   * on a REST catalog (its multi-table commit, where the server offers it); elsewhere tables commit one by one and
+   * each cut is a record in {@code records}.
+   *
+   * @param properties the catalog's properties, as it was built from them
+   * @param requireAtomic refuse a catalog that cannot commit several tables at once
+   * @throws IllegalArgumentException naming the catalog if {@code requireAtomic} and it cannot
+   */
+  public static CutCommitter forCatalog(Catalog catalog, Map<String, String> properties, CutRecords records,
+      boolean requireAtomic) {
+    MultiTableCommit commit;
+    String type = properties.getOrDefault(org.apache.iceberg.CatalogUtil.ICEBERG_CATALOG_TYPE, "");
+    if (catalog instanceof org.apache.iceberg.rest.RESTCatalog) {
+      commit = RestMultiTableCommit.of(catalog, COMMIT_ATTEMPTS);
+    } else if (catalog instanceof org.apache.iceberg.jdbc.JdbcCatalog) {
+      String io = properties.getOrDefault(org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
+          "org.apache.iceberg.hadoop.HadoopFileIO");
+      commit = JdbcMultiTableCommit.of(catalog.name(), properties,
+          org.apache.iceberg.CatalogUtil.loadFileIO(io, properties, new org.apache.hadoop.conf.Configuration()),
+          COMMIT_ATTEMPTS);
+    } else if (requireAtomic) {
+      throw new IllegalArgumentException("Catalog " + catalog.name() + (type.isEmpty() ? "" : " (type " + type
+          + ")") + " cannot commit several tables at once — only JDBC and REST catalogs can — and an atomic cut"
+          + " was required; without that requirement each cut is a record published after its tables' commits");
+    } else {
+      commit = new TableByTableCommit(catalog, COMMIT_ATTEMPTS);
+    }
+    return new CutCommitter(catalog, commit, records);
   }
 
   /** How a cut becomes visible, for the run's start message. */

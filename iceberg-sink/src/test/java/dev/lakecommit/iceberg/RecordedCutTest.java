@@ -238,4 +238,26 @@ class RecordedCutTest {
       assertThat(liveFiles(table)).as("%s", table).hasSize(2).containsValues(1);
     }
   }
+
+  @org.junit.jupiter.api.Test
+  void eachCatalogGetsTheCutItAllows() throws Exception {
+    CutRecords records = records("modes");
+    Map<String, String> sqlite = CatalogFixture.sqlite(dir).properties();
+    assertThat(CutCommitter.forCatalog(CatalogFixture.sqlite(dir).newCatalog(), sqlite, records, true).mode())
+        .isEqualTo("one atomic commit per cut (JDBC catalog jdbc-sqlite)");
+    RestCatalogServer server = RestCatalogServer.start(java.nio.file.Files.createDirectories(dir.resolve("rest")),
+        RestCatalogServer.MultiTable.ATOMIC);
+    servers.add(server);
+    CatalogFixture rest = CatalogFixture.rest(server);
+    assertThat(CutCommitter.forCatalog(rest.newCatalog(), rest.properties(), records, true).mode())
+        .isEqualTo("one atomic commit per cut (REST catalog rest)");
+
+    CatalogFixture hadoop = CatalogFixture.hadoop(dir);
+    assertThatThrownBy(() -> CutCommitter.forCatalog(hadoop.newCatalog(), hadoop.properties(), records, true))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Catalog hadoop (type hadoop)")
+        .hasMessageContaining("only JDBC and REST catalogs can");
+    assertThat(CutCommitter.forCatalog(hadoop.newCatalog(), hadoop.properties(), records, false).mode())
+        .startsWith("tables commit one by one; each cut is a record published last at ")
+        .endsWith("cuts-modes");
+  }
 }
