@@ -1,39 +1,22 @@
 package dev.lakecommit.iceberg;
 
+import static dev.lakecommit.iceberg.CutFixtures.JOB;
+import static dev.lakecommit.iceberg.CutFixtures.commit;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.Statement;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.iceberg.CatalogUtil;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.Schema;
-import org.apache.iceberg.TableMetadataParser;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,8 +30,6 @@ import org.junit.jupiter.api.io.TempDir;
  * checkpoints.
  */
 class AtomicCutRestTest {
-  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
-  private static final JobId JOB = JobId.of("transfers");
 
   @TempDir Path dir;
   private RestCatalogServer server;
@@ -68,13 +49,7 @@ class AtomicCutRestTest {
   private List<TableIdentifier> start(RestCatalogServer.MultiTable kind, String ns) throws Exception {
     server = RestCatalogServer.start(dir, kind);
     catalog = client();
-    ((SupportsNamespaces) catalog).createNamespace(Namespace.of(ns));
-    List<TableIdentifier> tables = List.of(TableIdentifier.of(ns, "credits"), TableIdentifier.of(ns, "debits"),
-        TableIdentifier.of(ns, "orders"));
-    for (TableIdentifier table : tables) {
-      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
-    }
-    return tables;
+    return CutFixtures.newTables(catalog, ns);
   }
 
   private Catalog client() {
@@ -89,42 +64,14 @@ class AtomicCutRestTest {
     return new CutCommitter(client, RestMultiTableCommit.of(client, 3));
   }
 
-  private static CommitOutcome commit(CutCommitter cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
-    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
-    for (TableIdentifier table : tables) {
-      files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
-          .withPath("/data/" + table + "/transfers-" + checkpoint + ".parquet").withFileSizeInBytes(1_000)
-          .withRecordCount(10).withFormat(FileFormat.PARQUET).build()));
-    }
-    return cut.commit(new CommitId(JOB, checkpoint), epoch, files, Map.of());
-  }
-
   /** Each table's checkpoint of the job, from the backend's pointers read in one query. */
   private Map<String, Long> checkpointsAtOnce() throws Exception {
-    Map<String, String> backend = server.backendProperties();
-    Map<String, String> pointers = new HashMap<>();
-    try (Connection db = DriverManager.getConnection(backend.get("uri"));
-        Statement select = db.createStatement();
-        ResultSet rows = select.executeQuery("SELECT table_name, metadata_location FROM iceberg_tables")) {
-      while (rows.next()) {
-        pointers.put(rows.getString(1), rows.getString(2));
-      }
-    }
     FileIO io = ((HasTableOperations) catalog.loadTable(TableIdentifier.of("cut", "credits"))).operations().io();
-    Map<String, Long> checkpoints = new HashMap<>();
-    pointers.forEach((table, location) -> checkpoints.put(table,
-        Watermarks.watermark(TableMetadataParser.read(io, location), JOB).orElse(0)));
-    return checkpoints;
+    return CutFixtures.checkpointsAtOnce(server.backendProperties(), null, io);
   }
 
   private Map<String, Integer> liveFiles(TableIdentifier table) throws Exception {
-    Map<String, Integer> files = new HashMap<>();
-    try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(table).newScan().planFiles()) {
-      for (FileScanTask task : tasks) {
-        files.merge(task.file().path().toString(), 1, Integer::sum);
-      }
-    }
-    return files;
+    return CutFixtures.liveFiles(catalog, table);
   }
 
   @Test

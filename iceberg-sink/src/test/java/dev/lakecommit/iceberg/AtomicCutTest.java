@@ -1,44 +1,28 @@
 package dev.lakecommit.iceberg;
 
+import static dev.lakecommit.iceberg.CutFixtures.JOB;
+import static dev.lakecommit.iceberg.CutFixtures.POSITION;
+import static dev.lakecommit.iceberg.CutFixtures.commit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.testing.SimulatedCrash;
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.Schema;
-import org.apache.iceberg.TableMetadataParser;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
-import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,9 +36,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * duplicates them. A run fenced in one table commits to none; two runs claiming at once end at different epochs.
  */
 class AtomicCutTest {
-  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
-  private static final JobId JOB = JobId.of("transfers");
-  private static final String POSITION = "lakecommit.position.transfers";
 
   @TempDir Path dir;
   private final List<AutoCloseable> servers = new ArrayList<>();
@@ -79,11 +60,7 @@ class AtomicCutTest {
       fixture = CatalogFixture.named(name, dir, servers);
       catalog = fixture.newCatalog();
     }
-    List<TableIdentifier> tables = List.of(TableIdentifier.of(Namespace.of(ns), "credits"),
-        TableIdentifier.of(Namespace.of(ns), "debits"), TableIdentifier.of(Namespace.of(ns), "orders"));
-    for (TableIdentifier table : tables) {
-      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
-    }
+    List<TableIdentifier> tables = CutFixtures.newTables(catalog, ns);
     anyTable = anyTable == null ? tables.get(0) : anyTable;
     return tables;
   }
@@ -97,56 +74,13 @@ class AtomicCutTest {
     return new CutCommitter(fixture.newCatalog(), multi);
   }
 
-  /** Checkpoint {@code checkpoint}'s files: one of {@code rows} rows per table. */
-  private static Map<TableIdentifier, List<DataFile>> files(List<TableIdentifier> tables, long checkpoint,
-      long rows) {
-    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
-    for (TableIdentifier table : tables) {
-      files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
-          .withPath("/data/" + table + "/transfers-" + checkpoint + ".parquet").withFileSizeInBytes(1_000)
-          .withRecordCount(rows).withFormat(FileFormat.PARQUET).build()));
-    }
-    return files;
-  }
-
-  /** Each table's checkpoint of the job, from the metadata its pointer names, all pointers read in one query. */
-  private Map<String, Long> checkpointsAtOnce(String namespace) throws SQLException {
-    Properties connection = new Properties();
-    fixture.properties().forEach((key, value) -> {
-      if (key.startsWith("jdbc.")) {
-        connection.put(key.substring("jdbc.".length()), value);
-      }
-    });
-    Map<String, String> pointers = new HashMap<>();
-    try (Connection db = DriverManager.getConnection(fixture.properties().get("uri"), connection);
-        Statement select = db.createStatement();
-        ResultSet rows = select.executeQuery("SELECT table_name, metadata_location FROM iceberg_tables"
-            + " WHERE table_namespace = '" + namespace + "'")) {
-      while (rows.next()) {
-        pointers.put(rows.getString(1), rows.getString(2));
-      }
-    }
+  private Map<String, Long> checkpointsAtOnce(String namespace) throws Exception {
     FileIO io = ((HasTableOperations) catalog.loadTable(anyTable)).operations().io();
-    Map<String, Long> checkpoints = new HashMap<>();
-    pointers.forEach((table, location) -> checkpoints.put(table,
-        Watermarks.watermark(TableMetadataParser.read(io, location), JOB).orElse(0)));
-    return checkpoints;
+    return CutFixtures.checkpointsAtOnce(fixture.properties(), "table_namespace = '" + namespace + "'", io);
   }
 
-  /** The data files a reader of the table sees now, by path, with how often each is listed. */
   private Map<String, Integer> liveFiles(TableIdentifier table) throws Exception {
-    Map<String, Integer> files = new HashMap<>();
-    try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(table).newScan().planFiles()) {
-      for (FileScanTask task : tasks) {
-        files.merge(task.file().path().toString(), 1, Integer::sum);
-      }
-    }
-    return files;
-  }
-
-  private static CommitOutcome commit(CutCommitter cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
-    return cut.commit(new CommitId(JOB, checkpoint), epoch, files(tables, checkpoint, 10),
-        Map.of(POSITION, "offset-" + checkpoint));
+    return CutFixtures.liveFiles(catalog, table);
   }
 
   @ParameterizedTest(name = "{0}")

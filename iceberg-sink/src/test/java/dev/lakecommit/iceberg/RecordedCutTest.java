@@ -1,12 +1,14 @@
 package dev.lakecommit.iceberg;
 
+import static dev.lakecommit.iceberg.CutFixtures.JOB;
+import static dev.lakecommit.iceberg.CutFixtures.POSITION;
+import static dev.lakecommit.iceberg.CutFixtures.commit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitOutcome;
 import dev.lakecommit.core.FencedException;
-import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CutRecords;
 import dev.lakecommit.core.runtime.LocalBlobStore;
 import dev.lakecommit.core.testing.SimulatedCrash;
@@ -14,24 +16,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
-import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DataFiles;
-import org.apache.iceberg.FileFormat;
-import org.apache.iceberg.FileScanTask;
-import org.apache.iceberg.PartitionSpec;
-import org.apache.iceberg.Schema;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
-import org.apache.iceberg.catalog.Namespace;
-import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.apache.iceberg.io.CloseableIterable;
-import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,9 +36,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * table publishes no record, and the newer run's replay completes the cut.
  */
 class RecordedCutTest {
-  private static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
-  private static final JobId JOB = JobId.of("transfers");
-  private static final String POSITION = "lakecommit.position.transfers";
 
   @TempDir Path dir;
   private final List<AutoCloseable> servers = new ArrayList<>();
@@ -71,18 +58,7 @@ class RecordedCutTest {
       fixture = CatalogFixture.named(name, dir, servers);
       catalog = fixture.newCatalog();
     }
-    if (catalog instanceof SupportsNamespaces namespaces && !namespaces.namespaceExists(Namespace.of(ns))) {
-      namespaces.createNamespace(Namespace.of(ns));
-    }
-    List<TableIdentifier> tables = List.of(TableIdentifier.of(ns, "credits"), TableIdentifier.of(ns, "debits"),
-        TableIdentifier.of(ns, "orders"));
-    for (TableIdentifier table : tables) {
-      if (catalog.tableExists(table)) {
-        catalog.dropTable(table, false);
-      }
-      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
-    }
-    return tables;
+    return CutFixtures.newTables(catalog, ns);
   }
 
   private CutRecords records(String ns) throws Exception {
@@ -97,16 +73,6 @@ class RecordedCutTest {
   private CutCommitter cut(String ns, TableByTableCommit.TableHook hook) throws Exception {
     Catalog own = fixture.newCatalog();
     return new CutCommitter(own, new TableByTableCommit(own, 3).hook(hook), records(ns));
-  }
-
-  private static CommitOutcome commit(CutCommitter cut, long checkpoint, long epoch, List<TableIdentifier> tables) {
-    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
-    for (TableIdentifier table : tables) {
-      files.put(table, List.of(DataFiles.builder(PartitionSpec.unpartitioned())
-          .withPath("/data/" + table + "/transfers-" + checkpoint + ".parquet").withFileSizeInBytes(1_000)
-          .withRecordCount(10).withFormat(FileFormat.PARQUET).build()));
-    }
-    return cut.commit(new CommitId(JOB, checkpoint), epoch, files, Map.of(POSITION, "offset-" + checkpoint));
   }
 
   /**
@@ -126,14 +92,7 @@ class RecordedCutTest {
   }
 
   private Map<String, Integer> liveFiles(TableIdentifier table) throws Exception {
-    Map<String, Integer> files = new HashMap<>();
-    Table loaded = catalog.loadTable(table);
-    try (CloseableIterable<FileScanTask> tasks = loaded.newScan().planFiles()) {
-      for (FileScanTask task : tasks) {
-        files.merge(task.file().path().toString(), 1, Integer::sum);
-      }
-    }
-    return files;
+    return CutFixtures.liveFiles(catalog, table);
   }
 
   @ParameterizedTest(name = "{0}")
