@@ -53,6 +53,9 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
   interface SwapHook {
     SwapHook NONE = new SwapHook() {};
 
+    /** A table's change was made on the metadata read for it; its new metadata is written next. */
+    default void changed(TableIdentifier table, int attempt) {}
+
     /** Every table's new metadata is written; the database transaction of attempt {@code attempt} comes next. */
     default void beforeSwap(int attempt) {}
 
@@ -151,6 +154,7 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
           ops.refresh();
           Transaction transaction = Transactions.newTransaction(table.toString(), ops);
           changes.get(table).apply(transaction);
+          hook.changed(table, attempt);
           transaction.commitTransaction();
           if (ops.swap != null) {
             swaps.add(ops.swap);
@@ -299,9 +303,25 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
   private final class StagingOperations extends BaseMetastoreTableOperations {
     private final TableIdentifier table;
     private Swap swap;
+    private boolean loaded;
 
     StagingOperations(TableIdentifier table) {
       this.table = table;
+    }
+
+    /**
+     * Reads the pointer once, at the start of the attempt; later refreshes return that metadata. Iceberg's
+     * transaction refreshes before it commits and would re-apply the change's updates on a newer base without the
+     * checks the change made on the one it read: the swap's compare-and-set finds any newer base instead, and the
+     * next attempt makes the whole change, checks included, on it.
+     */
+    @Override
+    public TableMetadata refresh() {
+      if (loaded) {
+        return current();
+      }
+      loaded = true;
+      return super.refresh();
     }
 
     @Override

@@ -239,4 +239,32 @@ class AtomicCutTest {
         .isInstanceOf(CommitOutcome.Fatal.class);
     assertThat(commit(racing, 1, 2, tables)).isInstanceOf(CommitOutcome.Committed.class);
   }
+
+  /**
+   * Another committer lands the same checkpoint after this one checked a table and before it writes its metadata:
+   * the swap finds the pointer moved, and the change made again on the new metadata finds the checkpoint there.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aRacingCutLandingBetweenTheCheckAndTheSwapIsFoundNotAddedAgain(String name) throws Exception {
+    List<TableIdentifier> tables = tables(name, "cut");
+    long epoch = cut(multi()).claim(JOB, "run", tables).epoch();
+    AtomicInteger raced = new AtomicInteger();
+    CutCommitter racing = cut(multi().hook(new JdbcMultiTableCommit.SwapHook() {
+      @Override
+      public void changed(TableIdentifier table, int attempt) {
+        if (table.equals(tables.get(0)) && raced.getAndIncrement() == 0) {
+          assertThat(commit(cut(multi()), 1, epoch, tables)).isInstanceOf(CommitOutcome.Committed.class);
+        }
+      }
+    }));
+
+    CommitOutcome outcome = commit(racing, 1, epoch, tables);
+
+    assertThat(raced).as("the race was met").hasValueGreaterThanOrEqualTo(1);
+    assertThat(outcome).isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s", table).containsOnly(Map.entry(CutFixtures.path(table, 1), 1));
+    }
+  }
 }
