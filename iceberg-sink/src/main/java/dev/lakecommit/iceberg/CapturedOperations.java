@@ -36,4 +36,24 @@ final class CapturedOperations extends ForwardingTableOperations {
     }
     updated = metadata;
   }
+
+  /**
+   * A change that was never committed: deletes the manifest list its new snapshot wrote (its manifests go with
+   * orphan removal). Best effort.
+   */
+  void discard() {
+    if (updated == null) {
+      return;
+    }
+    org.apache.iceberg.Snapshot snapshot = updated.currentSnapshot();
+    org.apache.iceberg.Snapshot before = base.currentSnapshot();
+    if (snapshot != null && (before == null || snapshot.snapshotId() != before.snapshotId())) {
+      try {
+        io().deleteFile(snapshot.manifestListLocation());
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(CapturedOperations.class).debug(
+            "Could not delete the unpublished manifest list {}", snapshot.manifestListLocation(), e);
+      }
+    }
+  }
 }

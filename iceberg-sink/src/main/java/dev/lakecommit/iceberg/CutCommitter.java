@@ -15,7 +15,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.HasTableOperations;
@@ -48,11 +47,12 @@ import org.slf4j.LoggerFactory;
  * <p>Keyed by (job id, checkpoint id) as a one-table commit is: every table's snapshot carries both in its summary
  * and the job's watermark property moves in the same change. The check runs again on the fresh metadata of every
  * attempt, so a replayed, retried or raced cut adds nothing to a table that holds it. The run's epoch is claimed in
- * every table at once ({@link #claim}) and each cut commits only while every table it touches still holds it. The
+ * every table ({@link #claim}); a table commits its part of a cut only while it holds that epoch, and a cut whose
+ * tables do not all hold it commits nothing where the catalog is atomic, and publishes no record elsewhere. The
  * job's position (the cut's properties: source offsets, say) goes into every table the cut touches, so the newest
  * cut ({@link #lastCut}) carries it whole.
  */
-public final class CutCommitter {
+public final class CutCommitter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CutCommitter.class);
   /** In the summary of each snapshot of a cut: how many tables the cut touched. */
   static final String CUT_TABLES_KEY = "lakecommit.cut-tables";
@@ -91,9 +91,17 @@ public final class CutCommitter {
   }
 
   /**
+   * The catalog property that declares a REST catalog's multi-table commit atomic:
+   * {@code lakecommit.rest.atomic-multi-table-commit=true}. Apache Polaris and Lakekeeper apply a multi-table commit
+   * atomically; Iceberg's own reference server commits its tables one after the other. Without it a REST catalog's
+   * cuts are recorded.
+   */
+  public static final String REST_ATOMIC_KEY = "lakecommit.rest.atomic-multi-table-commit";
+
+  /**
    * The cut committer a catalog allows: one atomic commit per cut on a JDBC catalog (its database transaction) and
-   * on a REST catalog (its multi-table commit, where the server offers it); elsewhere tables commit one by one and
-   * each cut is a record in {@code records}.
+   * on a REST catalog declared atomic ({@link #REST_ATOMIC_KEY}: its multi-table commit); elsewhere tables commit
+   * one by one and each cut is a record in {@code records}.
    *
    * @param properties the catalog's properties, as it was built from them
    * @param requireAtomic refuse a catalog that cannot commit several tables at once
@@ -103,22 +111,31 @@ public final class CutCommitter {
       boolean requireAtomic) {
     MultiTableCommit commit;
     String type = properties.getOrDefault(org.apache.iceberg.CatalogUtil.ICEBERG_CATALOG_TYPE, "");
-    if (catalog instanceof org.apache.iceberg.rest.RESTCatalog) {
+    boolean rest = catalog instanceof org.apache.iceberg.rest.RESTCatalog;
+    if (rest && Boolean.parseBoolean(properties.get(REST_ATOMIC_KEY))) {
       commit = RestMultiTableCommit.of(catalog, COMMIT_ATTEMPTS);
     } else if (catalog instanceof org.apache.iceberg.jdbc.JdbcCatalog) {
       String io = properties.getOrDefault(org.apache.iceberg.CatalogProperties.FILE_IO_IMPL,
           "org.apache.iceberg.hadoop.HadoopFileIO");
       commit = JdbcMultiTableCommit.of(catalog.name(), properties,
-          org.apache.iceberg.CatalogUtil.loadFileIO(io, properties, new org.apache.hadoop.conf.Configuration()),
-          COMMIT_ATTEMPTS);
+          org.apache.iceberg.CatalogUtil.loadFileIO(io, properties, HadoopConfs.from(properties)), COMMIT_ATTEMPTS)
+          .closingIo();
     } else if (requireAtomic) {
       throw new IllegalArgumentException("Catalog " + catalog.name() + (type.isEmpty() ? "" : " (type " + type
-          + ")") + " cannot commit several tables at once — only JDBC and REST catalogs can — and an atomic cut"
-          + " was required; without that requirement each cut is a record published after its tables' commits");
+          + ")") + " cannot commit several tables at once — only JDBC catalogs, and REST catalogs whose server"
+          + " applies multi-table commits atomically (declared with -C " + REST_ATOMIC_KEY + "=true), can — and an"
+          + " atomic cut was required; without that requirement each cut is a record published after its tables'"
+          + " commits");
     } else {
       commit = new TableByTableCommit(catalog, COMMIT_ATTEMPTS);
     }
     return new CutCommitter(catalog, commit, records);
+  }
+
+  /** Releases what the multi-table commit holds (a JDBC catalog's file IO that {@link #forCatalog} opened). */
+  @Override
+  public void close() {
+    commit.close();
   }
 
   /** How a cut becomes visible, for the run's start message. */
@@ -185,11 +202,12 @@ public final class CutCommitter {
   }
 
   /**
-   * Commits checkpoint {@code id} as one cut: each table's files as one snapshot of it, all visible at once, or
-   * finds the cut there already.
+   * Commits checkpoint {@code id} as one cut: each table's files as one snapshot of it, all visible at once (or,
+   * table by table, then its record), or finds the cut there already. A failure is {@link CommitOutcome.Fatal} (its
+   * staged files may go) only while no table of the cut holds it; otherwise the outcome keeps the files.
    *
    * @param epoch the run's epoch, which every table must hold (0: not fenced)
-   * @param files each table's data files of the checkpoint
+   * @param files each table's data files of the checkpoint, at least one table
    * @param properties set in every table the cut touches, in the same change (the job's position)
    */
   public CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
@@ -200,16 +218,15 @@ public final class CutCommitter {
             + ": watermarks and run epochs are the committer's own");
       }
     }
+    if (files.isEmpty()) {
+      throw new IllegalArgumentException("A cut of " + id + " needs at least one table");
+    }
     long start = System.nanoTime();
-    Map<TableIdentifier, Boolean> held = new ConcurrentHashMap<>();
     Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
     files.forEach((table, dataFiles) -> changes.put(table, transaction -> {
       TableMetadata base = current(transaction);
-      boolean there = idempotencyCheck
-          && Watermarks.findCommitted(base, id, SnapshotRef.MAIN_BRANCH).isPresent();
-      held.put(table, there);
-      if (there) {
-        return; // no change: this table's pointer is not swapped
+      if (idempotencyCheck && Watermarks.findCommitted(base, id, SnapshotRef.MAIN_BRANCH).isPresent()) {
+        return; // no change: this table is left out of the commit
       }
       IdempotentOperations.checkEpoch(base, id.jobId(), epoch, table.toString());
       AppendFiles append = transaction.newFastAppend();
@@ -224,6 +241,13 @@ public final class CutCommitter {
       update.commit();
     }));
     try {
+      if (records != null) {
+        // Table by table, a run fenced in its last table would have committed the others: every table is checked
+        // first. A claim landing while the tables commit is still refused at its table; the cut then has no record.
+        for (TableIdentifier table : files.keySet()) {
+          IdempotentOperations.checkEpoch(metadata(table), id.jobId(), epoch, table.toString());
+        }
+      }
       MultiTableCommit.Result result = commit.commit(changes);
       long ms = (System.nanoTime() - start) / 1_000_000;
       CommitOutcome outcome;
@@ -238,33 +262,29 @@ public final class CutCommitter {
       return recorded(id, files.keySet(), properties, outcome);
     } catch (FencedException e) {
       LOG.warn("Cut {} refused: {}", id, e.getMessage());
-      return CommitOutcome.fatal(e);
-    } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException | IllegalArgumentException e) {
-      return CommitOutcome.fatal(new IllegalStateException("Cannot commit " + id + " as one cut over "
-          + files.keySet() + ": " + e.getMessage() + "; nothing of it is visible", e));
+      return fatalUnlessHeld(id, files.keySet(), e);
+    } catch (NoSuchTableException | ForbiddenException | NotAuthorizedException | IllegalArgumentException
+        | IllegalStateException | org.apache.iceberg.exceptions.BadRequestException e) {
+      return fatalUnlessHeld(id, files.keySet(), new IllegalStateException("Cannot commit " + id + " as one cut"
+          + " over " + files.keySet() + ": " + e.getMessage(), e));
     } catch (UnsupportedOperationException e) {
-      return CommitOutcome.fatal(new IllegalStateException(commit.describe() + " does not commit several tables"
-          + " at once (" + e.getMessage() + "), which a cut over " + files.size() + " tables needs; nothing of "
-          + id + " is visible", e));
+      return fatalUnlessHeld(id, files.keySet(), new IllegalStateException(commit.describe() + " does not commit"
+          + " several tables at once (" + e.getMessage() + "), which a cut over " + files.size() + " tables needs",
+          e));
     } catch (CommitFailedException e) {
+      // refused before anything of this attempt was visible (a conflict, or a database that could not be reached)
       return CommitOutcome.retryable(e);
-    } catch (CommitStateUnknownException e) {
-      return recorded(id, files.keySet(), properties, settle(id, files.keySet(), e));
     } catch (RuntimeException e) {
-      // the catalog's database could not be read or written before the swap: nothing is visible
-      return CommitOutcome.retryable(e);
+      // a lost answer, a failed request: what landed is read back
+      return recorded(id, files.keySet(), properties, settle(id, files.keySet(), e));
     }
   }
 
-  /** A cut whose database answer was lost: read back. In every table: committed; in none: retry. */
+  /** A cut whose answer was lost: read back. In every table: committed; in none: retry. */
   private CommitOutcome settle(CommitId id, Collection<TableIdentifier> tables, RuntimeException cause) {
-    int holding = 0;
+    int holding;
     try {
-      for (TableIdentifier table : tables) {
-        if (Watermarks.findCommitted(metadata(table), id, SnapshotRef.MAIN_BRANCH).isPresent()) {
-          holding++;
-        }
-      }
+      holding = holding(id, tables);
     } catch (RuntimeException readBack) {
       cause.addSuppressed(readBack);
       return CommitOutcome.unknown(cause);
@@ -277,9 +297,35 @@ public final class CutCommitter {
       // table by table, some tables holding it is where a failure leaves a cut: the replay commits the others
       return CommitOutcome.retryable(cause);
     }
-    return CommitOutcome.fatal(new IllegalStateException(String.format("Cut %s is in %d of its %d tables after a"
-        + " lost answer: the catalog's database did not apply one transaction atomically", id, holding,
-        tables.size()), cause));
+    return CommitOutcome.unknown(new IllegalStateException(String.format("Cut %s is in %d of its %d tables after"
+        + " a failed commit: %s did not apply the cut atomically", id, holding, tables.size(), commit.describe()),
+        cause));
+  }
+
+  /** Fatal if no table holds the cut (nothing of it is visible, its files may go), else unknown (they stay). */
+  private CommitOutcome fatalUnlessHeld(CommitId id, Collection<TableIdentifier> tables, RuntimeException cause) {
+    try {
+      int holding = holding(id, tables);
+      if (holding == 0) {
+        return CommitOutcome.fatal(new IllegalStateException(cause.getMessage() + "; nothing of " + id
+            + " is visible", cause));
+      }
+      return CommitOutcome.unknown(new IllegalStateException(cause.getMessage() + "; " + holding + " of the "
+          + tables.size() + " tables hold " + id + " already, so its files stay", cause));
+    } catch (RuntimeException readBack) {
+      cause.addSuppressed(readBack);
+      return CommitOutcome.unknown(cause);
+    }
+  }
+
+  private int holding(CommitId id, Collection<TableIdentifier> tables) {
+    int holding = 0;
+    for (TableIdentifier table : tables) {
+      if (Watermarks.findCommitted(metadata(table), id, SnapshotRef.MAIN_BRANCH).isPresent()) {
+        holding++;
+      }
+    }
+    return holding;
   }
 
   /**
@@ -300,7 +346,7 @@ public final class CutCommitter {
         Snapshot snapshot = newestOfJob(metadata(table), id.jobId(), id.checkpointId());
         if (snapshot == null || !Long.toString(id.checkpointId())
             .equals(snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY))) {
-          return CommitOutcome.fatal(new IllegalStateException("Table " + table + " does not show " + id
+          return CommitOutcome.unknown(new IllegalStateException("Table " + table + " does not show " + id
               + " in its history after its commit (expired or rolled back?): no cut record is published"));
         }
         versions.put(table.toString(), "snapshot " + snapshot.snapshotId());
@@ -322,7 +368,7 @@ public final class CutCommitter {
    */
   public Optional<Cut> lastCut(JobId jobId, Collection<TableIdentifier> tables, Collection<String> propertyKeys) {
     if (records != null) {
-      return lastRecordedCut(propertyKeys);
+      return lastRecordedCut(jobId, propertyKeys);
     }
     Map<TableIdentifier, TableMetadata> read = new TreeMap<>(Comparator.comparing(TableIdentifier::toString));
     for (TableIdentifier table : tables) {
@@ -358,7 +404,7 @@ public final class CutCommitter {
   }
 
   /** The newest cut record: its tables' snapshots and the properties asked for. */
-  private Optional<Cut> lastRecordedCut(Collection<String> propertyKeys) {
+  private Optional<Cut> lastRecordedCut(JobId jobId, Collection<String> propertyKeys) {
     Optional<CutRecords.Cut> last;
     try {
       last = records.last();
@@ -366,6 +412,10 @@ public final class CutCommitter {
       throw new java.io.UncheckedIOException("Cannot read the cut records at " + records.location(), e);
     }
     return last.map(record -> {
+      if (!record.jobId().equals(jobId)) {
+        throw new IllegalStateException("The cut records at " + records.location() + " are job " + record.jobId()
+            + "'s, not " + jobId + "'s: give each job a place of its own for its cut records");
+      }
       Map<TableIdentifier, Long> snapshots = new LinkedHashMap<>();
       record.tables().forEach((table, version) -> snapshots.put(TableIdentifier.parse(table),
           Long.parseLong(version.substring("snapshot ".length()))));

@@ -39,7 +39,9 @@ import org.slf4j.LoggerFactory;
  * is rolled back (no table changed), the attempt's metadata files are deleted and the changes are made again on
  * fresh metadata, up to a bounded number of attempts. Pointers are swapped in the order of the table identifiers, so
  * that two multi-table commits lock rows in the same order (no deadlock on PostgreSQL). When the database's answer
- * to the commit is lost, the pointers are read again: all new is committed, all old is not.
+ * to the commit is lost, the pointers are read again: all new is committed; all old is tried again (a commit that
+ * lands late makes that attempt's compare-and-set fail), and the metadata files of an attempt whose commit was sent
+ * are never deleted here.
  */
 public final class JdbcMultiTableCommit implements MultiTableCommit {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcMultiTableCommit.class);
@@ -75,7 +77,10 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
   private final FileIO io;
   private final int maxAttempts;
   private SwapHook hook = SwapHook.NONE;
+  /** Whether the current attempt sent its database commit: its metadata files then stay whatever the answer. */
+  private boolean commitSent;
   private boolean oneTransaction = true;
+  private boolean closesIo;
 
   private JdbcMultiTableCommit(String catalogName, String uri, Properties connection, FileIO io, int maxAttempts) {
     this.catalogName = catalogName;
@@ -121,6 +126,19 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
     return this;
   }
 
+  /** Closes the file IO on {@link #close}: one this commit's creator opened for it alone. */
+  JdbcMultiTableCommit closingIo() {
+    this.closesIo = true;
+    return this;
+  }
+
+  @Override
+  public void close() {
+    if (closesIo) {
+      io.close();
+    }
+  }
+
   JdbcMultiTableCommit hook(SwapHook swapHook) {
     this.hook = Objects.requireNonNull(swapHook, "swapHook");
     return this;
@@ -148,6 +166,7 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
       List<Swap> swaps = new ArrayList<>();
       boolean swapped = false;
       boolean unknown = false;
+      commitSent = false;
       try {
         for (TableIdentifier table : order) {
           StagingOperations ops = new StagingOperations(table);
@@ -169,7 +188,7 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
         unknown = true;
         throw e;
       } finally {
-        if (!swapped && !unknown) {
+        if (!swapped && !unknown && !commitSent) {
           swaps.forEach(this::deleteUnpublished);
         }
       }
@@ -193,9 +212,18 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
     }
   }
 
-  /** @return true if every pointer moved, false if one had moved already (the database transaction rolled back) */
+  /**
+   * @return true if every pointer moved, false if one had moved already (the database transaction rolled back) or
+   *     the database's answer to the commit was lost and no pointer had moved when read again
+   */
   private boolean swapAll(List<Swap> swaps) {
-    try (Connection db = DriverManager.getConnection(uri, connection)) {
+    Connection db;
+    try {
+      db = DriverManager.getConnection(uri, connection);
+    } catch (SQLException e) {
+      throw notSwapped(swaps, e);
+    }
+    try {
       db.setAutoCommit(false);
       try (PreparedStatement update = db.prepareStatement(SWAP)) {
         int done = 0;
@@ -220,6 +248,8 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
         rollbackQuietly(db, e);
         throw e;
       }
+      // From here on the new metadata may be what the tables point to, now or later: it is never deleted.
+      commitSent = true;
       try {
         db.commit();
       } catch (SQLException e) {
@@ -227,12 +257,26 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
       }
       return true;
     } catch (SQLException e) {
-      throw new CommitFailedException(e, "Cannot swap the metadata pointers of %s in JDBC catalog %s: %s; nothing"
-          + " of this commit is visible", swaps.stream().map(Swap::table).toList(), catalogName, e.getMessage());
+      throw notSwapped(swaps, e);
+    } finally {
+      try {
+        db.close();
+      } catch (SQLException e) {
+        LOG.debug("Closing the connection to JDBC catalog {} failed: {}", catalogName, e.toString());
+      }
     }
   }
 
-  /** The commit's answer was lost: reads the pointers again. All new: committed; all old: not. */
+  private CommitFailedException notSwapped(List<Swap> swaps, SQLException e) {
+    return new CommitFailedException(e, "Cannot swap the metadata pointers of %s in JDBC catalog %s: %s; nothing"
+        + " of this commit is visible", swaps.stream().map(Swap::table).toList(), catalogName, e.getMessage());
+  }
+
+  /**
+   * The commit's answer was lost: reads the pointers again. All new: committed; all old: not now (the next
+   * attempt's compare-and-set meets the commit if it lands later, and its metadata files are left to orphan
+   * removal).
+   */
   private boolean settle(List<Swap> swaps, SQLException lost) {
     int moved = 0;
     try (Connection db = DriverManager.getConnection(uri, connection)) {

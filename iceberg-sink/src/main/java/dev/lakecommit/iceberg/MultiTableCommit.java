@@ -5,11 +5,12 @@ import org.apache.iceberg.Transaction;
 import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
- * One commit over several tables of one catalog that shows every table's change at once or none: an Iceberg JDBC
- * catalog's database transaction ({@link JdbcMultiTableCommit}) or a REST catalog's multi-table commit
- * ({@link RestMultiTableCommit}).
+ * One commit over several tables of one catalog. Where it is {@link #atomic}, every table's change shows at once or
+ * none does: an Iceberg JDBC catalog's database transaction ({@link JdbcMultiTableCommit}), or a REST catalog's
+ * multi-table commit on a server that applies it atomically ({@link RestMultiTableCommit}). Otherwise
+ * ({@link TableByTableCommit}) each table shows its change when its own commit lands.
  */
-public interface MultiTableCommit {
+public interface MultiTableCommit extends AutoCloseable {
   /**
    * A change of one table, made on a transaction of it; made again, on fresh metadata, after a conflict. A change
    * that changes nothing leaves its table out of the commit.
@@ -23,7 +24,7 @@ public interface MultiTableCommit {
   record Result(Map<TableIdentifier, String> metadataLocations, int attempts) {}
 
   /**
-   * Makes every change and shows them all at once, or none.
+   * Makes every change: all at once or none where the commit is {@link #atomic}, else table by table.
    *
    * @throws org.apache.iceberg.exceptions.CommitFailedException if other writers' changes kept conflicting
    *     (nothing of this commit is visible)
@@ -52,4 +53,8 @@ public interface MultiTableCommit {
   default boolean atomic() {
     return true;
   }
+
+  /** Releases what the commit holds; the default holds nothing. */
+  @Override
+  default void close() {}
 }

@@ -6,7 +6,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.HasTableOperations;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.Transactions;
@@ -97,7 +96,7 @@ public final class RestMultiTableCommit implements MultiTableCommit {
         commits.forEach(commit -> tables.put(commit.identifier(), "(written by the server)"));
         return new Result(tables, attempt);
       } catch (CommitFailedException e) {
-        captured.forEach(this::deleteUnpublished);
+        captured.forEach(CapturedOperations::discard);
         if (attempt >= maxAttempts) {
           throw new CommitFailedException(e, "Cannot commit to tables %s of REST catalog %s at once: other writers"
               + " changed them during each of %s attempts; nothing of this commit is visible", order,
@@ -106,22 +105,10 @@ public final class RestMultiTableCommit implements MultiTableCommit {
         LOG.info("Multi-table commit to {} of REST catalog {}: {} (attempt {}); making the changes again on the"
             + " tables as they are now", order, catalog.name(), e.getMessage(), attempt);
       } catch (UnsupportedOperationException e) {
-        captured.forEach(this::deleteUnpublished);
+        captured.forEach(CapturedOperations::discard);
         throw e;
       }
     }
   }
 
-  /** A refused attempt: the manifest list its snapshot wrote is nobody's (its manifests go with orphan removal). */
-  private void deleteUnpublished(CapturedOperations capture) {
-    Snapshot snapshot = capture.updated.currentSnapshot();
-    Snapshot before = capture.base.currentSnapshot();
-    if (snapshot != null && (before == null || snapshot.snapshotId() != before.snapshotId())) {
-      try {
-        capture.io().deleteFile(snapshot.manifestListLocation());
-      } catch (RuntimeException e) {
-        LOG.debug("Could not delete the unpublished manifest list {}", snapshot.manifestListLocation(), e);
-      }
-    }
-  }
 }

@@ -59,6 +59,12 @@ public final class TableByTableCommit implements MultiTableCommit {
     return false;
   }
 
+  /** A REST catalog's server checks the requirements the client sends: the branch, not the properties. */
+  @Override
+  public boolean conflictsOnlyOnSnapshots() {
+    return catalog instanceof org.apache.iceberg.rest.RESTCatalog;
+  }
+
   @Override
   public Result commit(Map<TableIdentifier, TableChange> changes) {
     List<TableIdentifier> order = new ArrayList<>(changes.keySet());
@@ -83,6 +89,7 @@ public final class TableByTableCommit implements MultiTableCommit {
           attempts = Math.max(attempts, attempt);
           break;
         } catch (CommitFailedException e) {
+          capture.discard();
           if (attempt >= maxAttempts) {
             throw new CommitFailedException(e, "Cannot commit to table %s of %s: other writers changed it during"
                 + " each of %s attempts (tables committed before it: %s)", table, describe(), attempt,

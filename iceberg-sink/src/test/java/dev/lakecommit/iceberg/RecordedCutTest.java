@@ -28,7 +28,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * {@link CutCommitter} where the catalog commits one table at a time (Hadoop and JDBC here, Hive in the IT): each
+ * {@link CutCommitter} where the catalog commits one table at a time (Hadoop, JDBC and Iceberg's REST server here,
+ * Hive in the IT): each
  * checkpoint's tables commit one by one and then a cut record names every table's snapshot. At every crash point —
  * after one or two of three tables, after all of them before the record — a reader of the tables as the newest
  * record names them sees one checkpoint in all of them, and the replay leaves each checkpoint's file once in each
@@ -43,7 +44,7 @@ class RecordedCutTest {
   private Catalog catalog;
 
   static Stream<String> catalogs() {
-    return Stream.of("hadoop", "jdbc-sqlite");
+    return Stream.of("hadoop", "jdbc-sqlite", "rest");
   }
 
   @AfterEach
@@ -183,10 +184,13 @@ class RecordedCutTest {
     CommitOutcome refused = commit(old, 2, oldEpoch, tables);
 
     assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
-    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
+    assertThat(((CommitOutcome.Fatal) refused).cause()).hasCauseInstanceOf(FencedException.class)
         .hasMessageContaining("newer run");
     Set<Long> seen = new HashSet<>(asOfTheLastCut("cut", tables).values());
     assertThat(seen).as("no record of the fenced run's cut").containsExactly(1L);
+    for (TableIdentifier table : tables) {
+      assertThat(liveFiles(table)).as("%s: nothing of the fenced run's cut, in any table", table).hasSize(1);
+    }
 
     CutCommitter taking = cut("cut");
     long claimed = taking.claim(JOB, "newer run, restarted", tables).epoch();
@@ -208,13 +212,19 @@ class RecordedCutTest {
         RestCatalogServer.MultiTable.ATOMIC);
     servers.add(server);
     CatalogFixture rest = CatalogFixture.rest(server);
-    assertThat(CutCommitter.forCatalog(rest.newCatalog(), rest.properties(), records, true).mode())
+    Map<String, String> declared = new java.util.HashMap<>(rest.properties());
+    declared.put(CutCommitter.REST_ATOMIC_KEY, "true");
+    assertThat(CutCommitter.forCatalog(rest.newCatalog(), declared, records, true).mode())
         .isEqualTo("one atomic commit per cut (REST catalog rest)");
+    assertThat(CutCommitter.forCatalog(rest.newCatalog(), rest.properties(), records, false).mode())
+        .as("a REST server not declared atomic").startsWith("tables commit one by one");
+    assertThatThrownBy(() -> CutCommitter.forCatalog(rest.newCatalog(), rest.properties(), records, true))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining(CutCommitter.REST_ATOMIC_KEY);
 
     CatalogFixture hadoop = CatalogFixture.hadoop(dir);
     assertThatThrownBy(() -> CutCommitter.forCatalog(hadoop.newCatalog(), hadoop.properties(), records, true))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Catalog hadoop (type hadoop)")
-        .hasMessageContaining("only JDBC and REST catalogs can");
+        .hasMessageContaining("only JDBC catalogs, and REST catalogs whose server");
     assertThat(CutCommitter.forCatalog(hadoop.newCatalog(), hadoop.properties(), records, false).mode())
         .startsWith("tables commit one by one; each cut is a record published last at ")
         .endsWith("cuts-modes");

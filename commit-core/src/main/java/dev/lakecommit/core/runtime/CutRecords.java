@@ -20,7 +20,7 @@ import java.util.TreeMap;
  *
  * <p>Records are objects {@code cut-<checkpoint>} of a {@link BlobStore}, each a small text: a header line, the
  * job, the checkpoint, one {@code table<TAB>name<TAB>version} line per table and one
- * {@code property<TAB>key<TAB>value} line per property of the job's position. Publishing the same record again is a
+ * {@code property<TAB>key<TAB>value} line per property of the job's position. A store holds one job's records. Publishing the same record again is a
  * no-op; a different record under a published name is refused.
  */
 public final class CutRecords {
@@ -131,9 +131,15 @@ public final class CutRecords {
       }
       return;
     }
-    List<Long> checkpoints = checkpoints();
-    for (int i = 0; i < checkpoints.size() - 1 - KEEP; i++) {
-      store.delete(name(checkpoints.get(i)));
+    try {
+      List<Long> checkpoints = checkpoints();
+      for (int i = 0; i < checkpoints.size() - 1 - KEEP; i++) {
+        store.delete(name(checkpoints.get(i)));
+      }
+    } catch (IOException | RuntimeException e) {
+      // the record is published; older ones go at the next publish
+      org.slf4j.LoggerFactory.getLogger(CutRecords.class).debug("Could not delete old cut records at {}: {}",
+          store.location(), e.toString());
     }
   }
 
