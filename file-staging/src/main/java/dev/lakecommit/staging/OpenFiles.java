@@ -20,9 +20,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The files a writer has open, one per partition, at most {@code maxOpen}: opening one more closes the least
- * recently written. Files roll at a row count or a target size, and the largest open file is closed when the open
- * files buffer more than {@link StagingWriterConfig#maxBufferedBytes}. Every closed file is kept until drained.
+ * The files a writer has open for one table, one per partition, within the writer's {@link WriteBudget}: opening
+ * one more than the budget allows closes the least recently written (of this table or another the writer writes).
+ * Files roll at a row count or a target size, and the largest open file is closed when the writer's open files
+ * buffer more than the budget's bytes. Every closed file is kept until drained.
  *
  * <p>With {@link StagingWriterConfig#clusterPastOpenFiles}, once files are being reopened for partitions the limit
  * closed, records of partitions without an open file are held and written grouped by
@@ -41,7 +42,7 @@ final class OpenFiles {
   static final int REMEMBERED_CLOSES = 10_000;
 
   /** How often (in rows) a file's length is checked against the target size: the check sums column buffers. */
-  private static final int SIZE_CHECK_INTERVAL = 256;
+  private static final int SIZE_CHECK_INTERVAL = WriteBudget.MEASURE_INTERVAL;
 
   /** Opens a writer for a partition (its key is a private copy). */
   interface Factory {
@@ -50,6 +51,7 @@ final class OpenFiles {
 
   private final Factory factory;
   private final StagingWriterConfig config;
+  private final WriteBudget budget;
   private final PartitionKey key;
   private final InternalRecordWrapper wrapper;
   private final LinkedHashMap<PartitionKey, OpenFile> open = new LinkedHashMap<>(16, 0.75f, true);
@@ -57,8 +59,6 @@ final class OpenFiles {
   private final boolean unpartitioned;
   /** Unpartitioned specs have one file open at most: it, skipping the key and the map for every record. */
   private OpenFile only;
-  /** Records written since the open files' buffers were last measured against the bound. */
-  private int sinceMeasured;
   /** Files closed because the open files buffered too much, since this writer began. */
   private long closedForMemory;
   /**
@@ -78,9 +78,10 @@ final class OpenFiles {
   /** Times the held records were written out. */
   private long heldFlushes;
 
-  OpenFiles(StagingWriterConfig config, Factory factory) {
+  OpenFiles(StagingWriterConfig config, Factory factory, WriteBudget budget) {
     this.config = config;
     this.factory = factory;
+    this.budget = budget;
     this.key = new PartitionKey(config.spec(), config.schema());
     this.wrapper = new InternalRecordWrapper(config.schema().asStruct());
     this.unpartitioned = config.spec().isUnpartitioned();
@@ -102,24 +103,20 @@ final class OpenFiles {
     if (file != null) {
       append(file, record);
     }
-    if (++sinceMeasured >= SIZE_CHECK_INTERVAL) {
-      sinceMeasured = 0;
-      if (heldBytes > config.maxBufferedBytes() / 2) {
-        flushHeld();
-      }
-      boundBuffers();
-    }
+    budget.written();
   }
 
   /** Writes the record to its open file ({@link #key} is its partition) and rolls the file if it is full. */
   private void append(OpenFile file, Record record) throws IOException {
     file.writer.write(record);
     file.rows++;
+    file.lastWrite = budget.tick();
     if (file.rows >= config.maxRowsPerFile()
         || (file.rows % SIZE_CHECK_INTERVAL == 0 && file.writer.length() >= config.targetFileSizeBytes())) {
       open.remove(key);
       only = null;
       close(file);
+      leaveIfIdle();
     }
   }
 
@@ -134,6 +131,7 @@ final class OpenFiles {
     Record copy = (Record) copyOf(config.schema().asStruct(), record);
     records.add(copy);
     heldBytes += Long.BYTES + estimatedBytes(copy);
+    budget.joined(this);
   }
 
   /** A copy of a value of {@code type} that shares nothing mutable with it: records become generic records. */
@@ -182,7 +180,7 @@ final class OpenFiles {
   }
 
   /** Writes the held records, partition by partition, opening (and closing the least recently used) files. */
-  private void flushHeld() throws IOException {
+  void flushHeld() throws IOException {
     if (held.isEmpty()) {
       return;
     }
@@ -195,7 +193,7 @@ final class OpenFiles {
       for (Record record : records) {
         append(lookUp(record), record);
         if (++written % SIZE_CHECK_INTERVAL == 0) {
-          boundBuffers();
+          budget.bound();
         }
       }
     }
@@ -245,28 +243,39 @@ final class OpenFiles {
     return 96; // dates, times, timestamps, UUIDs: a few small objects
   }
 
-  /** Closes the largest open files while the open files (and held records) buffer more than the bound. */
-  private void boundBuffers() throws IOException {
-    long total = bufferedBytes();
-    while (total > config.maxBufferedBytes() && !open.isEmpty()) {
-      Map.Entry<PartitionKey, OpenFile> largest = null;
-      long largestBytes = -1;
-      for (Map.Entry<PartitionKey, OpenFile> entry : open.entrySet()) {
-        long bytes = buffered(entry.getValue());
-        if (bytes > largestBytes) {
-          largest = entry;
-          largestBytes = bytes;
-        }
-      }
-      open.remove(largest.getKey());
-      only = null;
-      close(largest.getValue());
-      closedForMemory++;
-      total -= largestBytes;
+  /** The buffered bytes of the largest open file, -1 if none is open. */
+  long largestBuffered() {
+    long largest = -1;
+    for (OpenFile file : open.values()) {
+      largest = Math.max(largest, buffered(file));
     }
+    return largest;
   }
 
-  /** What the open files and the held records hold in memory, as {@link #boundBuffers} counts it. */
+  /** Closes the open file that buffers the most: the writer's files buffer more than its budget allows. */
+  void closeLargestForMemory() throws IOException {
+    Map.Entry<PartitionKey, OpenFile> largest = null;
+    long largestBytes = -1;
+    for (Map.Entry<PartitionKey, OpenFile> entry : open.entrySet()) {
+      long bytes = buffered(entry.getValue());
+      if (bytes > largestBytes) {
+        largest = entry;
+        largestBytes = bytes;
+      }
+    }
+    open.remove(largest.getKey());
+    only = null;
+    close(largest.getValue());
+    closedForMemory++;
+    leaveIfIdle();
+  }
+
+  /** What the held records take in memory, estimated. */
+  long heldBytes() {
+    return heldBytes;
+  }
+
+  /** What the open files and the held records hold in memory, as the budget counts it. */
   long bufferedBytes() {
     long total = heldBytes;
     for (OpenFile file : open.values()) {
@@ -307,29 +316,47 @@ final class OpenFiles {
     partitionOf(record);
     OpenFile file = open.get(key);
     if (file == null) {
-      if (open.size() >= config.maxOpenFiles()) {
-        Iterator<Map.Entry<PartitionKey, OpenFile>> eldest = open.entrySet().iterator();
-        Map.Entry<PartitionKey, OpenFile> lru = eldest.next();
-        eldest.remove();
-        if (!clustering) {
-          if (closedForLimit.size() >= REMEMBERED_CLOSES) {
-            closedForLimit.clear();
-          }
-          closedForLimit.add(lru.getKey());
-        }
-        close(lru.getValue());
-      }
+      budget.makeRoom();
       if (!clustering && !closedForLimit.isEmpty() && closedForLimit.contains(key)) {
         reopened();
       }
       PartitionKey copy = key.copy();
-      file = new OpenFile(factory.open(copy));
+      file = new OpenFile(factory.open(copy), budget.tick());
       open.put(copy, file);
+      budget.joined(this);
     }
     if (unpartitioned) {
       only = file;
     }
     return file;
+  }
+
+  /** When the least recently written open file (of this table) was last written; max if none is open. */
+  long eldestWrite() {
+    return open.isEmpty() ? Long.MAX_VALUE : open.values().iterator().next().lastWrite;
+  }
+
+  /** Closes the least recently written open file: the writer has as many files open as its budget allows. */
+  void closeEldestForLimit() throws IOException {
+    Iterator<Map.Entry<PartitionKey, OpenFile>> eldest = open.entrySet().iterator();
+    Map.Entry<PartitionKey, OpenFile> lru = eldest.next();
+    eldest.remove();
+    only = null;
+    if (!clustering) {
+      if (closedForLimit.size() >= REMEMBERED_CLOSES) {
+        closedForLimit.clear();
+      }
+      closedForLimit.add(lru.getKey());
+    }
+    close(lru.getValue());
+    leaveIfIdle();
+  }
+
+  /** Leaves the budget once nothing is open or held. */
+  private void leaveIfIdle() {
+    if (open.isEmpty() && held.isEmpty()) {
+      budget.left(this);
+    }
   }
 
   /** Counts a file reopened after the limit closed it: past a few, the writer clusters or warns. */
@@ -361,6 +388,7 @@ final class OpenFiles {
   void dropHeld() {
     held.clear();
     heldBytes = 0;
+    leaveIfIdle();
   }
 
   /**
@@ -376,6 +404,7 @@ final class OpenFiles {
       files.remove();
       close(file);
     }
+    leaveIfIdle();
   }
 
   /** The files closed since the last drain, in closing order. */
@@ -399,6 +428,7 @@ final class OpenFiles {
     closed.clear();
     closedForLimit.clear();
     dropHeld();
+    budget.left(this);
   }
 
   private void close(OpenFile file) throws IOException {
@@ -409,9 +439,12 @@ final class OpenFiles {
   private static final class OpenFile {
     private final DataWriter<Record> writer;
     private long rows;
+    /** The budget's clock when the file was last written (or opened). */
+    private long lastWrite;
 
-    OpenFile(DataWriter<Record> writer) {
+    OpenFile(DataWriter<Record> writer, long opened) {
       this.writer = writer;
+      this.lastWrite = opened;
     }
   }
 }

@@ -53,12 +53,13 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
   private int sequence;
   private long recordNumber;
 
-  private StagingWriter(StagingWriterConfig config, InputConverter<IN> converter, WriterContext context) {
+  private StagingWriter(StagingWriterConfig config, InputConverter<IN> converter, WriterContext context,
+      WriteBudget budget) {
     this.config = Objects.requireNonNull(config, "config");
     this.converter = Objects.requireNonNull(converter, "converter");
     this.context = Objects.requireNonNull(context, "context");
     this.validator = new RecordValidator(config.schema());
-    this.files = new OpenFiles(config, this::open);
+    this.files = new OpenFiles(config, this::open, Objects.requireNonNull(budget, "budget"));
     this.lastPrepared = context.restoredCheckpointId();
     this.namingCheckpoint = context.restoredCheckpointId() + 1;
   }
@@ -66,7 +67,16 @@ public final class StagingWriter<IN> implements SinkWriter<IN, StagingManifest, 
   /** A writer of {@code IN} records, converted to the schema by {@code converter}. */
   public static <IN> StagingWriter<IN> create(
       StagingWriterConfig config, InputConverter<IN> converter, WriterContext context) {
-    return new StagingWriter<>(config, converter, context);
+    return new StagingWriter<>(config, converter, context, WriteBudget.of(config));
+  }
+
+  /**
+   * A writer of one of several tables that one writer writes, within the open files and buffered bytes of {@code
+   * budget}, which the staging writers of all those tables share (the config's own bounds do not apply).
+   */
+  public static <IN> StagingWriter<IN> create(
+      StagingWriterConfig config, InputConverter<IN> converter, WriterContext context, WriteBudget budget) {
+    return new StagingWriter<>(config, converter, context, budget);
   }
 
   /** A writer of Iceberg generic records of the config's schema. */
