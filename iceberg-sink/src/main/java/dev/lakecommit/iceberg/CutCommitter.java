@@ -173,23 +173,8 @@ public final class CutCommitter implements AutoCloseable {
         highest = Math.max(highest, epochIn(metadata(table), jobId));
       }
       RunEpoch claim = new RunEpoch(highest + 1, run);
-      Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
-      for (TableIdentifier table : tables) {
-        changes.put(table, transaction -> {
-          if (epochIn(current(transaction), jobId) >= claim.epoch()) {
-            throw new CommitFailedException("Another run of job %s claimed epoch %s in %s first", jobId,
-                claim.epoch(), table);
-          }
-          transaction.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
-          if (commit.conflictsOnlyOnSnapshots()) {
-            // a snapshot that adds nothing: every cut based on the table before the claim now conflicts
-            transaction.newFastAppend().set(IcebergTarget.CLAIM_KEY, claim.value()).commit();
-          }
-        });
-      }
       try {
-        commit.commit(changes);
-        LOG.info("Job {} claimed {} in {} tables of {} at once", jobId, claim, tables.size(), commit.describe());
+        claimAt(jobId, claim, tables);
         return claim;
       } catch (CommitFailedException e) {
         last = e;
@@ -199,6 +184,77 @@ public final class CutCommitter implements AutoCloseable {
     }
     throw new IllegalStateException("Job " + jobId + " could not claim an epoch in " + tables + " in "
         + CLAIM_ATTEMPTS + " attempts: other runs kept claiming", last);
+  }
+
+  /**
+   * Claims exactly {@code claim} in every table at once (table by table where the catalog commits no several
+   * tables together), each table's change finding an epoch below it there.
+   *
+   * @throws CommitFailedException if a table holds {@code claim}'s epoch or a higher one: claim above it
+   */
+  public void claimAt(JobId jobId, RunEpoch claim, Collection<TableIdentifier> tables) {
+    if (tables.isEmpty()) {
+      return;
+    }
+    Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+    for (TableIdentifier table : tables) {
+      changes.put(table, transaction -> {
+        if (epochIn(current(transaction), jobId) >= claim.epoch()) {
+          throw new CommitFailedException("Another run of job %s claimed epoch %s in %s first", jobId,
+              claim.epoch(), table);
+        }
+        setEpoch(transaction, jobId, claim);
+      });
+    }
+    commit.commit(changes);
+    LOG.info("Job {} claimed {} in {} tables of {} at once", jobId, claim, tables.size(), commit.describe());
+  }
+
+  /**
+   * Carries a run's epoch into a table the run is about to stage into for the first time (a table created or
+   * first written mid-run, DESIGN.md rule 15): sets it where the table holds an older epoch of the job or none,
+   * leaves it where the table holds it already.
+   *
+   * @throws FencedException if the table holds a newer epoch of the job
+   */
+  public void carry(JobId jobId, RunEpoch epoch, TableIdentifier table) {
+    for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      if (epochIn(metadata(table), jobId) == epoch.epoch()) {
+        return;
+      }
+      try {
+        commit.commit(Map.of(table, transaction -> {
+          String now = current(transaction).properties().get(RunEpoch.key(jobId));
+          long held = now == null ? 0 : RunEpoch.parse(jobId, now).epoch();
+          if (held == epoch.epoch()) {
+            return;
+          }
+          if (held > epoch.epoch()) {
+            throw new FencedException(table.toString(), jobId, epoch.epoch(), RunEpoch.parse(jobId, now));
+          }
+          setEpoch(transaction, jobId, epoch);
+        }));
+        return;
+      } catch (CommitFailedException e) {
+        LOG.info("Carrying {} of job {} into {} met another change ({}); reading it again", epoch, jobId, table,
+            e.getMessage());
+      }
+    }
+    throw new IllegalStateException("Could not carry " + epoch + " of job " + jobId + " into " + table + " in "
+        + CLAIM_ATTEMPTS + " attempts: the table kept changing");
+  }
+
+  private void setEpoch(Transaction transaction, JobId jobId, RunEpoch claim) {
+    transaction.updateProperties().set(RunEpoch.key(jobId), claim.value()).commit();
+    if (commit.conflictsOnlyOnSnapshots()) {
+      // a snapshot that adds nothing: every cut based on the table before the claim now conflicts
+      transaction.newFastAppend().set(IcebergTarget.CLAIM_KEY, claim.value()).commit();
+    }
+  }
+
+  /** The epoch of the job a table holds now (0: none). */
+  long epochOf(JobId jobId, TableIdentifier table) {
+    return epochIn(metadata(table), jobId);
   }
 
   /**
@@ -303,7 +359,7 @@ public final class CutCommitter implements AutoCloseable {
   }
 
   /** Fatal if no table holds the cut (nothing of it is visible, its files may go), else unknown (they stay). */
-  private CommitOutcome fatalUnlessHeld(CommitId id, Collection<TableIdentifier> tables, RuntimeException cause) {
+  CommitOutcome fatalUnlessHeld(CommitId id, Collection<TableIdentifier> tables, RuntimeException cause) {
     try {
       int holding = holding(id, tables);
       if (holding == 0) {
@@ -368,7 +424,7 @@ public final class CutCommitter implements AutoCloseable {
    */
   public Optional<Cut> lastCut(JobId jobId, Collection<TableIdentifier> tables, Collection<String> propertyKeys) {
     if (records != null) {
-      return lastRecordedCut(jobId, propertyKeys);
+      return lastRecordedCut(jobId, tables, propertyKeys);
     }
     Map<TableIdentifier, TableMetadata> read = new TreeMap<>(Comparator.comparing(TableIdentifier::toString));
     for (TableIdentifier table : tables) {
@@ -403,8 +459,13 @@ public final class CutCommitter implements AutoCloseable {
     return Optional.of(new Cut(newest, snapshots, properties));
   }
 
-  /** The newest cut record: its tables' snapshots and the properties asked for. */
-  private Optional<Cut> lastRecordedCut(JobId jobId, Collection<String> propertyKeys) {
+  /**
+   * The newest cut record: its tables' snapshots, and those of the job's other tables as they were at its checkpoint
+   * (each one's newest snapshot of the job at or below it: every commit of the job up to a recorded checkpoint is
+   * final), and the properties asked for.
+   */
+  private Optional<Cut> lastRecordedCut(JobId jobId, Collection<TableIdentifier> tables,
+      Collection<String> propertyKeys) {
     Optional<CutRecords.Cut> last;
     try {
       last = records.last();
@@ -419,6 +480,14 @@ public final class CutCommitter implements AutoCloseable {
       Map<TableIdentifier, Long> snapshots = new LinkedHashMap<>();
       record.tables().forEach((table, version) -> snapshots.put(TableIdentifier.parse(table),
           Long.parseLong(version.substring("snapshot ".length()))));
+      for (TableIdentifier table : tables) {
+        if (!snapshots.containsKey(table)) {
+          Snapshot snapshot = newestOfJob(metadata(table), jobId, record.checkpointId());
+          if (snapshot != null) {
+            snapshots.put(table, snapshot.snapshotId());
+          }
+        }
+      }
       Map<String, String> properties = new LinkedHashMap<>();
       for (String key : propertyKeys) {
         String value = record.properties().get(key);

@@ -1,0 +1,92 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.staging.StagedFile;
+import dev.lakecommit.staging.StagingManifest;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * The one committer of a {@link MultiTableSink} job: combines every writer's manifests of a checkpoint by table and
+ * commits them as one cut ({@link CutCommitter}), keyed by (job id, checkpoint id), while every table holds the
+ * run's epoch.
+ */
+final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManifests, CutCommittable> {
+  private final MultiTableSink<?> sink;
+  private JobId jobId;
+  private long epoch;
+  private CutCommitter cut;
+
+  CutAggregatedCommitter(MultiTableSink<?> sink) {
+    this.sink = sink;
+  }
+
+  @Override
+  public CutCommittable combine(CommitId commitId, List<TableManifests> commitInfos) {
+    return new CutCommittable(commitId, TableManifests.byTable(commitInfos));
+  }
+
+  @Override
+  public void fence(JobId job, long runEpoch) {
+    this.jobId = job;
+    this.epoch = runEpoch;
+  }
+
+  @Override
+  public CommitId commitId(CutCommittable committable) {
+    return committable.commitId();
+  }
+
+  @Override
+  public CommitOutcome commit(CutCommittable committable) {
+    CommitId id = committable.commitId();
+    if (jobId != null && !jobId.equals(id.jobId())) {
+      return CommitOutcome.fatal(new IllegalStateException("A committer of job " + jobId + " was given " + id));
+    }
+    if (cut == null) {
+      cut = sink.cutCommitter(id.jobId());
+    }
+    List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableIdentifier::parse).toList();
+    Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
+    try {
+      for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
+        TableIdentifier identifier = TableIdentifier.parse(entry.getKey());
+        Table table = sink.catalog().loadTable(identifier);
+        List<DataFile> dataFiles = new ArrayList<>();
+        for (StagingManifest manifest : entry.getValue()) {
+          for (StagedFile file : manifest.files()) {
+            PartitionSpec spec = table.specs().get(file.specId());
+            if (spec == null) {
+              throw new IllegalStateException("Table " + identifier + " has no partition spec " + file.specId()
+                  + " that staged file " + file.path() + " was written for");
+            }
+            dataFiles.add(file.toDataFile(spec));
+          }
+        }
+        files.put(identifier, dataFiles);
+      }
+    } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
+      return cut.fatalUnlessHeld(id, tables, new IllegalStateException("Cannot commit " + id + " as one cut over "
+          + tables + ": " + e.getMessage() + " (dropped while the job ran?)", e));
+    } catch (RuntimeException e) {
+      return CommitOutcome.retryable(e);
+    }
+    return cut.commit(id, epoch, files, Map.of());
+  }
+
+  @Override
+  public void close() {
+    if (cut != null) {
+      cut.close();
+    }
+  }
+}

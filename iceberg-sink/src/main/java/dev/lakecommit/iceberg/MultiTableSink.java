@@ -1,0 +1,442 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
+import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsAggregatedCommitter;
+import dev.lakecommit.core.SupportsTarget;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.runtime.CutRecords;
+import dev.lakecommit.staging.FileIOBlobStore;
+import dev.lakecommit.staging.InputConverter;
+import dev.lakecommit.staging.StagingLayout;
+import dev.lakecommit.staging.StagingWriterConfig;
+import dev.lakecommit.staging.StagingWriterState;
+import dev.lakecommit.staging.StagingWriterStateSerializer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.io.FileIO;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes one job's records to many Iceberg tables of one catalog, each checkpoint one <b>cut</b> over every table it
+ * touched (DESIGN.md rules 14–16): where the catalog commits several tables at once (a JDBC catalog; a REST catalog
+ * declared atomic) all of them show the checkpoint or none does; elsewhere the tables commit one by one and a cut
+ * record names each table's snapshot of the checkpoint ({@link CutCommitter}).
+ *
+ * <p>Each record names its table through the sink's router. A table is created on its first record from the
+ * template (the schema for its name, the partitioning, the properties); a table that exists is written with its own
+ * schema. Before a writer stages its first file in a table, the table is registered in the job's state (so a
+ * restart sweeps it) and holds the run's epoch (so an older run stages and commits nothing there). One writer's open
+ * files and buffered bytes stay within the sink's bounds over all its tables together ({@code WriteBudget}).
+ *
+ * <p>The job's state (its tables and run claims, and in cut-record mode its cut records) lives under the state
+ * location, one directory per job: by default {@code <warehouse>/_lakecommit}.
+ *
+ * @param <IN> records written
+ */
+public final class MultiTableSink<IN>
+    implements Sink<IN, TableManifests, StagingWriterState>,
+        SupportsAggregatedCommitter<TableManifests, CutCommittable>,
+        SupportsTarget {
+  private static final Logger LOG = LoggerFactory.getLogger(MultiTableSink.class);
+
+  private final Builder<IN> config;
+  private final Catalog catalog;
+  private final FileIO stateIo;
+  private final String stateLocation;
+  /** The tables this process prepared for a run (job and epoch), so each is prepared once per run. */
+  private final Map<String, Table> prepared = new ConcurrentHashMap<>();
+  /** The cut committers the writers carry epochs with, one per job. */
+  private final Map<JobId, CutCommitter> carriers = new ConcurrentHashMap<>();
+  private boolean idempotencyCheck = true;
+  private Runnable beforeCutRecord = () -> {};
+
+  private MultiTableSink(Builder<IN> config) {
+    this.config = config;
+    try {
+      this.catalog = CatalogLoader.load(config.catalogName, config.catalogProperties,
+          HadoopConfs.from(config.catalogProperties));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(String.format("Cannot load catalog '%s' (type=%s): %s", config.catalogName,
+          config.catalogProperties.getOrDefault("type", config.catalogProperties.get("catalog-impl")),
+          e.getMessage()), e);
+    }
+    String warehouse = config.catalogProperties.get(CatalogProperties.WAREHOUSE_LOCATION);
+    if (config.stateLocation == null && warehouse == null) {
+      throw new IllegalArgumentException("Catalog '" + config.catalogName + "' has no warehouse: give the sink a"
+          + " state location for the job's tables and cut records (stateLocation)");
+    }
+    this.stateLocation = config.stateLocation != null ? strip(config.stateLocation) : strip(warehouse) + "/_lakecommit";
+    String io = config.catalogProperties.getOrDefault(CatalogProperties.FILE_IO_IMPL,
+        "org.apache.iceberg.hadoop.HadoopFileIO");
+    this.stateIo = CatalogUtil.loadFileIO(io, config.catalogProperties, HadoopConfs.from(config.catalogProperties));
+    // refuses a catalog without atomic cuts where one is required, before anything is written
+    try (CutCommitter check = cutCommitter(JobId.of("check"))) {
+      LOG.info("Multi-table sink on catalog {}: {}", config.catalogName, check.mode());
+    }
+  }
+
+  private static String strip(String location) {
+    return location.endsWith("/") ? location.substring(0, location.length() - 1) : location;
+  }
+
+  /** A sink of Iceberg generic records, each of its table's schema (the template's for a table it creates). */
+  public static Builder<Record> forRecords(Map<String, String> catalogProperties) {
+    return new Builder<Record>(catalogProperties).converter(schema -> InputConverter.records());
+  }
+
+  /** A sink of any input, converted to each table's schema by a function of that schema. */
+  public static <IN> Builder<IN> forInput(Map<String, String> catalogProperties,
+      Function<Schema, InputConverter<IN>> converterForTableSchema) {
+    return new Builder<IN>(catalogProperties).converter(converterForTableSchema);
+  }
+
+  /** Where the jobs' state lives: {@code <location>/<job id>/}. */
+  public String stateLocation() {
+    return stateLocation;
+  }
+
+  /** How a cut becomes visible on this sink's catalog, for a run's start message. */
+  public String cutMode() {
+    try (CutCommitter cut = cutCommitter(JobId.of("mode"))) {
+      return cut.mode();
+    }
+  }
+
+  /** Test-only: cut without the idempotency check. */
+  MultiTableSink<IN> idempotencyCheck(boolean enabled) {
+    this.idempotencyCheck = enabled;
+    return this;
+  }
+
+  /** Test-only: runs between a cut's table commits and its record (cut-record mode). */
+  MultiTableSink<IN> beforeCutRecord(Runnable hook) {
+    this.beforeCutRecord = hook;
+    return this;
+  }
+
+  Catalog catalog() {
+    return catalog;
+  }
+
+  /** The job's tables and run claims. */
+  JobTables jobTables(JobId jobId) {
+    return new JobTables(jobId, new FileIOBlobStore(stateIo, stateLocation + "/" + jobId.value() + "/tables"));
+  }
+
+  /** A cut committer for the job on this sink's catalog; the caller closes it. */
+  CutCommitter cutCommitter(JobId jobId) {
+    CutRecords records = new CutRecords(new FileIOBlobStore(stateIo, stateLocation + "/" + jobId.value() + "/cuts"));
+    return CutCommitter.forCatalog(catalog, config.catalogProperties, records,
+        config.requireAtomicCut).idempotencyCheck(idempotencyCheck).beforeRecord(beforeCutRecord);
+  }
+
+  /** Where the sink stages files of a table. */
+  static StagingLayout layout(Table table) {
+    return StagingLayout.under(IcebergSink.stagingRoot(table));
+  }
+
+  /** The table a record goes to, checked. */
+  TableIdentifier route(IN record) {
+    TableIdentifier table;
+    try {
+      table = config.router.apply(record);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("Cannot route record " + abbreviated(record) + " to a table: "
+          + e.getMessage(), e);
+    }
+    if (table == null || table.name().isBlank()) {
+      throw new IllegalArgumentException("Record " + abbreviated(record) + " routes to no table");
+    }
+    return table;
+  }
+
+  private static String abbreviated(Object record) {
+    String text = String.valueOf(record);
+    return text.length() > 200 ? text.substring(0, 200) + "…" : text;
+  }
+
+  /**
+   * The table a writer of a run stages into, made ready once per run in this process: loaded, or created from
+   * the template; registered in the job's state; holding the run's epoch. Thread-safe.
+   *
+   * @throws FencedException if a newer run of the job holds the table or has claimed the job
+   */
+  Table prepare(JobId jobId, long epoch, TableIdentifier identifier) {
+    String key = jobId.value() + "\n" + epoch + "\n" + identifier;
+    Table ready = prepared.get(key);
+    if (ready != null) {
+      return ready;
+    }
+    synchronized (prepared) {
+      ready = prepared.get(key);
+      if (ready == null) {
+        try {
+          ready = prepareNow(jobId, epoch, identifier);
+        } catch (IOException e) {
+          throw new UncheckedIOException("Cannot prepare table " + identifier + " for job " + jobId + ": "
+              + e.getMessage(), e);
+        }
+        prepared.put(key, ready);
+      }
+      return ready;
+    }
+  }
+
+  private Table prepareNow(JobId jobId, long epoch, TableIdentifier identifier) throws IOException {
+    Table table = loadOrCreate(identifier);
+    JobTables tables = jobTables(jobId);
+    tables.register(identifier, ((HasTableOperations) table).operations().current().uuid());
+    if (epoch > 0) {
+      RunEpoch run = tables.claim(epoch).orElse(new RunEpoch(epoch, "a run of job " + jobId));
+      carriers.computeIfAbsent(jobId, this::cutCommitter).carry(jobId, run, identifier);
+      // a claim that did not see this table's registration fences this run here (JobTables)
+      RunEpoch newest = tables.newestClaim().orElse(run);
+      if (newest.epoch() > epoch) {
+        throw new FencedException(identifier.toString(), jobId, epoch, newest);
+      }
+      table = catalog.loadTable(identifier);
+    }
+    return table;
+  }
+
+  private Table loadOrCreate(TableIdentifier identifier) {
+    try {
+      return catalog.loadTable(identifier);
+    } catch (NoSuchTableException missing) {
+      Schema schema;
+      try {
+        schema = Objects.requireNonNull(config.schemas.apply(identifier), "no schema");
+      } catch (RuntimeException e) {
+        throw new IllegalArgumentException("Table " + identifier + " does not exist and the sink has no schema to"
+            + " create it with: " + e.getMessage(), e);
+      }
+      Namespace namespace = identifier.namespace();
+      if (catalog instanceof SupportsNamespaces namespaces && !namespace.isEmpty()
+          && !namespaces.namespaceExists(namespace)) {
+        try {
+          namespaces.createNamespace(namespace);
+        } catch (AlreadyExistsException raced) {
+          // created by another writer meanwhile
+        }
+      }
+      Map<String, String> properties = new HashMap<>(config.tableProperties);
+      properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true");
+      properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_PREVIOUS_VERSIONS_MAX,
+          Integer.toString(TableSetup.DEFAULT_PREVIOUS_VERSIONS_MAX));
+      try {
+        Table table = catalog.createTable(identifier, schema,
+            PartitionSpecs.parse(schema, config.partitionBy.apply(identifier)), properties);
+        LOG.info("Created table {} on its first record", identifier);
+        return table;
+      } catch (AlreadyExistsException raced) {
+        return catalog.loadTable(identifier);
+      }
+    }
+  }
+
+  /** How a writer stages into a table: the table's schema, spec and properties, the sink's bounds. */
+  StagingWriterConfig writerConfig(Table table) {
+    StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout(table))
+        .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles)
+        .maxBufferedBytes(config.maxBufferedBytes);
+    return builder.build();
+  }
+
+  InputConverter<IN> converter(Schema schema) {
+    return config.converters.apply(schema);
+  }
+
+  int maxOpenFiles() {
+    return config.maxOpenFiles;
+  }
+
+  long maxBufferedBytes() {
+    return config.maxBufferedBytes;
+  }
+
+  @Override
+  public SinkWriter<IN, TableManifests, StagingWriterState> createWriter(WriterContext context) {
+    return new MultiTableWriter<>(this, context);
+  }
+
+  @Override
+  public SinkWriter<IN, TableManifests, StagingWriterState> restoreWriter(WriterContext context,
+      List<StagingWriterState> states) {
+    // every file closes at each checkpoint: a restored writer starts with nothing open
+    return createWriter(context);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<TableManifests> commitInfoSerializer() {
+    return new TableManifests.Serializer();
+  }
+
+  @Override
+  public SimpleVersionedSerializer<StagingWriterState> writerStateSerializer() {
+    return new StagingWriterStateSerializer();
+  }
+
+  @Override
+  public SinkAggregatedCommitter<TableManifests, CutCommittable> createAggregatedCommitter() {
+    return new CutAggregatedCommitter(this);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<CutCommittable> aggregatedCommitSerializer() {
+    return new CutCommittable.Serializer();
+  }
+
+  /** The job's tables as one {@link CommitTarget}: run epochs, the last cut, staged files in every table. */
+  @Override
+  public CommitTarget openTarget() {
+    return new MultiTableTarget(this);
+  }
+
+  /** Closes the catalog, the state's file IO and what the writers' epoch carriers hold. */
+  @Override
+  public void close() throws IOException {
+    carriers.values().forEach(CutCommitter::close);
+    carriers.clear();
+    stateIo.close();
+    if (catalog instanceof java.io.Closeable closeable) {
+      closeable.close();
+    }
+  }
+
+  /** Configuration of a {@link MultiTableSink}. */
+  public static final class Builder<IN> {
+    private final Map<String, String> catalogProperties;
+    private String catalogName = "lakecommit";
+    private Function<IN, TableIdentifier> router;
+    private Function<TableIdentifier, Schema> schemas = table -> null;
+    private Function<TableIdentifier, List<String>> partitionBy = table -> List.of();
+    private Map<String, String> tableProperties = Map.of();
+    private Function<Schema, InputConverter<IN>> converters;
+    private String stateLocation;
+    private int maxOpenFiles = StagingWriterConfig.DEFAULT_MAX_OPEN_FILES;
+    private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
+    private long maxRowsPerFile = Long.MAX_VALUE;
+    private boolean requireAtomicCut;
+
+    private Builder(Map<String, String> catalogProperties) {
+      this.catalogProperties = Map.copyOf(Objects.requireNonNull(catalogProperties, "catalogProperties"));
+    }
+
+    public Builder<IN> catalogName(String name) {
+      this.catalogName = Objects.requireNonNull(name, "name");
+      return this;
+    }
+
+    /** The table of each record; called by the writers, so it must be thread-safe and cheap. */
+    public Builder<IN> router(Function<IN, TableIdentifier> tableOfRecord) {
+      this.router = Objects.requireNonNull(tableOfRecord, "tableOfRecord");
+      return this;
+    }
+
+    /** The schema a missing table is created with, by its name. */
+    public Builder<IN> schemas(Function<TableIdentifier, Schema> schemaOfTable) {
+      this.schemas = Objects.requireNonNull(schemaOfTable, "schemaOfTable");
+      return this;
+    }
+
+    /** One schema for every table the sink creates. */
+    public Builder<IN> schema(Schema schema) {
+      Objects.requireNonNull(schema, "schema");
+      return schemas(table -> schema);
+    }
+
+    /** The partition transforms of a table the sink creates ({@code day(ts)}, {@code bucket(16, id)}, ...). */
+    public Builder<IN> partitionBy(Function<TableIdentifier, List<String>> transforms) {
+      this.partitionBy = Objects.requireNonNull(transforms, "transforms");
+      return this;
+    }
+
+    /** Properties of a table the sink creates. */
+    public Builder<IN> tableProperties(Map<String, String> properties) {
+      this.tableProperties = Map.copyOf(properties);
+      return this;
+    }
+
+    Builder<IN> converter(Function<Schema, InputConverter<IN>> converterForTableSchema) {
+      this.converters = Objects.requireNonNull(converterForTableSchema, "converterForTableSchema");
+      return this;
+    }
+
+    /** Where the jobs' tables, run claims and cut records live (a directory of the catalog's file IO). */
+    public Builder<IN> stateLocation(String location) {
+      this.stateLocation = Objects.requireNonNull(location, "location");
+      return this;
+    }
+
+    /** Files one writer keeps open over all its tables together. */
+    public Builder<IN> maxOpenFiles(int files) {
+      if (files < 1) {
+        throw new IllegalArgumentException("Invalid maxOpenFiles: " + files + " (must be > 0)");
+      }
+      this.maxOpenFiles = files;
+      return this;
+    }
+
+    /** Bytes one writer's open files buffer over all its tables together. */
+    public Builder<IN> maxBufferedBytes(long bytes) {
+      if (bytes < 1) {
+        throw new IllegalArgumentException("Invalid maxBufferedBytes: " + bytes + " (must be > 0)");
+      }
+      this.maxBufferedBytes = bytes;
+      return this;
+    }
+
+    public Builder<IN> maxRowsPerFile(long rows) {
+      if (rows < 1) {
+        throw new IllegalArgumentException("Invalid maxRowsPerFile: " + rows + " (must be > 0)");
+      }
+      this.maxRowsPerFile = rows;
+      return this;
+    }
+
+    /** Refuse a catalog that cannot commit several tables at once (no cut records). */
+    public Builder<IN> requireAtomicCut(boolean required) {
+      this.requireAtomicCut = required;
+      return this;
+    }
+
+    /**
+     * Loads the catalog and checks the configuration.
+     *
+     * @throws IllegalArgumentException naming the option that is missing or wrong, or the catalog if an atomic cut
+     *     is required and it cannot commit several tables at once
+     */
+    public MultiTableSink<IN> build() {
+      if (router == null) {
+        throw new IllegalArgumentException("A multi-table sink needs a router: the table of each record");
+      }
+      return new MultiTableSink<>(this);
+    }
+  }
+}

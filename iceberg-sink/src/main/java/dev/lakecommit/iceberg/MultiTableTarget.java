@@ -1,0 +1,199 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.CommitTarget;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.RunEpoch;
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tables of a {@link MultiTableSink} job as one {@link CommitTarget}: a run claims its epoch in the job's state
+ * and in every table the job registered; the last committed checkpoint is the job's last cut; staged files are
+ * listed and swept in every registered table, including those the job never committed to.
+ */
+final class MultiTableTarget implements CommitTarget {
+  private static final Logger LOG = LoggerFactory.getLogger(MultiTableTarget.class);
+  private static final int CLAIM_ATTEMPTS = 20;
+
+  private final MultiTableSink<?> sink;
+  private final Map<JobId, CutCommitter> cuts = new java.util.HashMap<>();
+
+  MultiTableTarget(MultiTableSink<?> sink) {
+    this.sink = sink;
+  }
+
+  @Override
+  public String name() {
+    return "the tables of " + sink.stateLocation();
+  }
+
+  /** The job's state location: what a checkpoint belongs to. Each table's UUID is checked at every claim. */
+  @Override
+  public String identity() {
+    return "lakecommit-job-tables:" + sink.stateLocation();
+  }
+
+  private synchronized CutCommitter cut(JobId jobId) {
+    return cuts.computeIfAbsent(jobId, sink::cutCommitter);
+  }
+
+  /** The registered tables, each checked to be the table the job registered. */
+  private List<TableIdentifier> tables(JobId jobId) throws IOException {
+    List<TableIdentifier> tables = new ArrayList<>();
+    for (Map.Entry<TableIdentifier, String> entry : sink.jobTables(jobId).tables().entrySet()) {
+      Table table;
+      try {
+        table = sink.catalog().loadTable(entry.getKey());
+      } catch (NoSuchTableException e) {
+        throw new IOException("Table " + entry.getKey() + ", which job " + jobId + " writes, does not exist (dropped"
+            + " while the job ran?): register its metadata again to resume the job, or start it afresh with a new"
+            + " job id", e);
+      } catch (RuntimeException e) {
+        throw new IOException("Cannot read table " + entry.getKey() + ": " + e.getMessage(), e);
+      }
+      String uuid = ((HasTableOperations) table).operations().current().uuid();
+      if (!uuid.equals(entry.getValue())) {
+        throw new IllegalStateException(JobTables.recreated(entry.getKey(), entry.getValue(), uuid));
+      }
+      tables.add(entry.getKey());
+    }
+    return tables;
+  }
+
+  @Override
+  public OptionalLong lastCommittedCheckpoint(JobId jobId) throws IOException {
+    List<TableIdentifier> tables = tables(jobId);
+    try {
+      return cut(jobId).lastCut(jobId, tables, List.of()).map(cut -> OptionalLong.of(cut.checkpointId()))
+          .orElse(OptionalLong.empty());
+    } catch (RuntimeException e) {
+      throw new IOException("Cannot read the last cut of job " + jobId + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Publishes the claim in the job's state, then claims it in every table registered by then, all at once where
+   * the catalog allows. A writer that registers a table after this read finds the claim and is fenced; one that
+   * registered before has its table claimed here.
+   */
+  @Override
+  public RunEpoch claimEpoch(JobId jobId, String run) throws IOException {
+    JobTables state = sink.jobTables(jobId);
+    CutCommitter cut = cut(jobId);
+    RuntimeException last = null;
+    for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      long highest = state.newestClaim().map(RunEpoch::epoch).orElse(0L);
+      for (TableIdentifier table : tables(jobId)) {
+        highest = Math.max(highest, cut.epochOf(jobId, table));
+      }
+      RunEpoch claim = new RunEpoch(highest + 1, run);
+      try {
+        state.publishClaim(claim);
+      } catch (FileAlreadyExistsException e) {
+        LOG.info("Another run of job {} claimed epoch {} first; claiming above it", jobId, claim.epoch());
+        continue;
+      }
+      try {
+        cut.claimAt(jobId, claim, tables(jobId));
+        return claim;
+      } catch (CommitFailedException e) {
+        last = e;
+        LOG.info("Claim of epoch {} for job {} met another claim ({}); claiming above it", claim.epoch(), jobId,
+            e.getMessage());
+      }
+    }
+    throw new IOException("Could not claim a run epoch for job " + jobId + " in " + name() + " after "
+        + CLAIM_ATTEMPTS + " attempts: other runs of the job kept claiming", last);
+  }
+
+  @Override
+  public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
+    Optional<RunEpoch> newest = sink.jobTables(jobId).newestClaim();
+    for (TableIdentifier table : tables(jobId)) {
+      Optional<RunEpoch> held = IcebergTarget.epochIn(
+          ((HasTableOperations) sink.catalog().loadTable(table)).operations().current(), jobId);
+      if (held.isPresent() && (newest.isEmpty() || held.get().epoch() > newest.get().epoch())) {
+        newest = held;
+      }
+    }
+    return newest;
+  }
+
+  private IcebergTarget table(TableIdentifier identifier) {
+    Table table = sink.catalog().loadTable(identifier);
+    return new IcebergTarget(sink.catalog(), identifier, SnapshotRef.MAIN_BRANCH, MultiTableSink.layout(table));
+  }
+
+  @Override
+  public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+    List<String> staged = new ArrayList<>();
+    for (TableIdentifier table : tables(jobId)) {
+      staged.addAll(table(table).listStaged(jobId, checkpointId, minEpoch, maxEpoch));
+    }
+    return staged;
+  }
+
+  @Override
+  public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
+    long deleted = 0;
+    for (TableIdentifier table : tables(jobId)) {
+      deleted += table(table).deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
+    }
+    return deleted;
+  }
+
+  @Override
+  public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
+      throws IOException {
+    long deleted = 0;
+    for (TableIdentifier table : tables(jobId)) {
+      deleted += table(table).deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
+    }
+    return deleted;
+  }
+
+  @Override
+  public List<String> committedLeftovers(JobId jobId) throws IOException {
+    List<String> leftovers = new ArrayList<>();
+    for (TableIdentifier table : tables(jobId)) {
+      leftovers.addAll(table(table).committedLeftovers(jobId));
+    }
+    return leftovers;
+  }
+
+  @Override
+  public long deleteCommittedLeftovers(JobId jobId) throws IOException {
+    long deleted = 0;
+    for (TableIdentifier table : tables(jobId)) {
+      deleted += table(table).deleteCommittedLeftovers(jobId);
+    }
+    return deleted;
+  }
+
+  /** Not kept per job across tables: a multi-table job is read with {@link #lastCommittedCheckpoint}. */
+  @Override
+  public SortedMap<String, JobState> jobs() {
+    return new TreeMap<>();
+  }
+
+  @Override
+  public synchronized void close() {
+    cuts.values().forEach(CutCommitter::close);
+    cuts.clear();
+  }
+}

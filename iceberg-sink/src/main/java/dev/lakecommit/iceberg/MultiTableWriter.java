@@ -1,0 +1,107 @@
+package dev.lakecommit.iceberg;
+
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.StagingWriter;
+import dev.lakecommit.staging.StagingWriterState;
+import dev.lakecommit.staging.WriteBudget;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * A writer of a {@link MultiTableSink}: a staging writer per table it has written, all within one {@link
+ * WriteBudget} of open files and buffered bytes. A table is made ready ({@link MultiTableSink#prepare}: created,
+ * registered, holding the run's epoch) before its first file is staged.
+ */
+final class MultiTableWriter<IN> implements SinkWriter<IN, TableManifests, StagingWriterState> {
+  private final MultiTableSink<IN> sink;
+  private final WriterContext context;
+  private final WriteBudget budget;
+  private final Map<TableIdentifier, StagingWriter<IN>> writers = new LinkedHashMap<>();
+  private long lastPrepared;
+
+  MultiTableWriter(MultiTableSink<IN> sink, WriterContext context) {
+    this.sink = sink;
+    this.context = context;
+    this.budget = new WriteBudget(sink.maxOpenFiles(), sink.maxBufferedBytes());
+    this.lastPrepared = context.restoredCheckpointId();
+  }
+
+  @Override
+  public void write(IN record) throws IOException {
+    TableIdentifier table = sink.route(record);
+    StagingWriter<IN> writer = writers.get(table);
+    if (writer == null) {
+      writer = open(table);
+      writers.put(table, writer);
+    }
+    writer.write(record);
+  }
+
+  private StagingWriter<IN> open(TableIdentifier identifier) {
+    Table table = sink.prepare(context.jobId(), context.epoch(), identifier);
+    // named after the checkpoint this writer prepares next, as the writer's other tables' files are
+    WriterContext tableContext = new WriterContext(context.jobId(), context.writerIndex(), context.numberOfWriters(),
+        context.attempt(), lastPrepared, context.epoch());
+    return StagingWriter.create(sink.writerConfig(table), sink.converter(table.schema()), tableContext, budget);
+  }
+
+  @Override
+  public Optional<TableManifests> prepareCommit(long checkpointId) throws IOException {
+    SortedMap<String, StagingManifest> manifests = new TreeMap<>();
+    for (Map.Entry<TableIdentifier, StagingWriter<IN>> writer : writers.entrySet()) {
+      writer.getValue().prepareCommit(checkpointId)
+          .ifPresent(manifest -> manifests.put(writer.getKey().toString(), manifest));
+    }
+    lastPrepared = checkpointId;
+    return manifests.isEmpty() ? Optional.empty() : Optional.of(new TableManifests(manifests));
+  }
+
+  @Override
+  public StagingWriterState snapshotState(long checkpointId) {
+    return new StagingWriterState(context.writerIndex(), lastPrepared);
+  }
+
+  @Override
+  public void abortPrepare() throws IOException {
+    for (StagingWriter<IN> writer : writers.values()) {
+      writer.abortPrepare();
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    IOException failure = null;
+    for (StagingWriter<IN> writer : writers.values()) {
+      try {
+        writer.close();
+      } catch (IOException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
+  /** Tables this writer has written. */
+  int tableCount() {
+    return writers.size();
+  }
+
+  /** The writer's budget, for tests that count what it holds. */
+  WriteBudget budget() {
+    return budget;
+  }
+}

@@ -1,0 +1,412 @@
+package dev.lakecommit.iceberg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.lakecommit.core.CommitId;
+import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.FencedException;
+import dev.lakecommit.core.JobId;
+import dev.lakecommit.core.SinkAggregatedCommitter;
+import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.TargetRun;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.core.runtime.CrashHarness;
+import dev.lakecommit.core.testing.CrashSchedule;
+import dev.lakecommit.core.testing.CrashingSink;
+import dev.lakecommit.core.testing.RangeSource;
+import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.staging.StagingWriterState;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.SnapshotUtil;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The multi-table sink under the standalone runtime, on a catalog with atomic cuts (JDBC on SQLite) and one with cut
+ * records (Hadoop): a transfer workload whose every transfer is a debit row and a credit row in two tables, the
+ * debits moving to a table that appears mid-run. Every run ends with each source key once over the tables, and every
+ * cut of the job balances (the same transfers in the debit tables as in the credits) — without crashes, at every
+ * crash point of the protocol, and after a crash right after the first records of the new table (whose staged files
+ * the restart removes). Without the idempotency check a replay duplicates. A newer run fences an older one's cut and
+ * its first write into a table the newer run never saw.
+ */
+class MultiTableSinkTest {
+  static final Schema SCHEMA = new Schema(
+      Types.NestedField.required(1, "id", Types.LongType.get()),
+      Types.NestedField.required(2, "transfer", Types.LongType.get()),
+      Types.NestedField.required(3, "account", Types.StringType.get()),
+      Types.NestedField.required(4, "amount", Types.LongType.get()));
+  static final TableIdentifier DEBITS = TableIdentifier.of("bank", "debits");
+  static final TableIdentifier CREDITS = TableIdentifier.of("bank", "credits");
+  static final TableIdentifier LATE_DEBITS = TableIdentifier.of("bank", "debits_late");
+  static final List<TableIdentifier> TABLES = List.of(DEBITS, CREDITS, LATE_DEBITS);
+  /** From this transfer on, debits go to {@link #LATE_DEBITS}, a table that appears mid-run. */
+  static final long LATE_FROM = 60;
+  static final int RECORDS = 240;
+  /** Even: a transfer's two rows are never split by a checkpoint. */
+  static final int CHECKPOINT_EVERY = 40;
+
+  @TempDir Path dir;
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private CatalogFixture fixture;
+
+  static Stream<String> catalogs() {
+    return Stream.of("jdbc-sqlite", "hadoop");
+  }
+
+  /** Each crash point once, on the catalogs in turn (every point on both with {@code -Plong}). */
+  static Stream<Arguments> crashPoints() {
+    List<String> catalogs = catalogs().toList();
+    List<Arguments> arguments = new ArrayList<>();
+    List<String> points = CrashSchedule.TARGET_POINTS;
+    for (int i = 0; i < points.size(); i++) {
+      String point = points.get(i);
+      int occurrence = point.equals(CrashSchedule.WRITE) ? 100 : point.equals(CrashSchedule.EPOCH_CLAIMED) ? 1 : 3;
+      for (int c = 0; c < catalogs.size(); c++) {
+        if (TestScale.isLong() || c == i % catalogs.size()) {
+          arguments.add(Arguments.of(catalogs.get(c), point, occurrence));
+        }
+      }
+    }
+    return arguments.stream();
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    for (AutoCloseable closeable : closeables) {
+      closeable.close();
+    }
+  }
+
+  private CatalogFixture fixture(String catalog) {
+    if (fixture == null) {
+      fixture = CatalogFixture.named(catalog, dir, closeables);
+    }
+    return fixture;
+  }
+
+  private MultiTableSink<Record> sink(String catalog, boolean idempotencyCheck) {
+    return sink(catalog, idempotencyCheck, 15);
+  }
+
+  private MultiTableSink<Record> sink(String catalog, boolean idempotencyCheck, long rowsPerFile) {
+    MultiTableSink<Record> sink = MultiTableSink.forRecords(fixture(catalog).properties())
+        .catalogName(fixture(catalog).name())
+        .router(record -> TableIdentifier.of("bank", (String) record.getField("account")))
+        .schema(SCHEMA)
+        .partitionBy(table -> List.of("bucket(2, id)"))
+        .tableProperties(Map.of("format-version", "2"))
+        .maxRowsPerFile(rowsPerFile)
+        .build()
+        .idempotencyCheck(idempotencyCheck);
+    closeables.add(sink);
+    return sink;
+  }
+
+  /** Key k: transfer k / 2, its debit (even k) or credit (odd k). */
+  static CheckpointedSource<Record> transfers(long count) {
+    RangeSource keys = new RangeSource(count);
+    return position -> {
+      CheckpointedSource.SourceReader<Long> reader = keys.open(position);
+      GenericRecord template = GenericRecord.create(SCHEMA);
+      return new CheckpointedSource.SourceReader<>() {
+        @Override
+        public Record next() throws IOException {
+          Long key = reader.next();
+          if (key == null) {
+            return null;
+          }
+          long transfer = key / 2;
+          String account = key % 2 == 1 ? CREDITS.name() : transfer >= LATE_FROM ? LATE_DEBITS.name()
+              : DEBITS.name();
+          return template.copy(Map.of("id", key, "transfer", transfer, "account", account, "amount", 10 + transfer));
+        }
+
+        @Override
+        public byte[] position() {
+          return reader.position();
+        }
+
+        @Override
+        public void close() {}
+      };
+    };
+  }
+
+  private CrashHarness.Outcome run(String catalog, CrashSchedule schedule, boolean idempotencyCheck)
+      throws IOException {
+    return CrashHarness.run(dir.resolve("checkpoints"),
+        new CrashHarness.Config(RECORDS, 3, CHECKPOINT_EVERY, 15, false, false,
+            dev.lakecommit.core.runtime.RestoreBehindPolicy.FAIL),
+        schedule, crashes -> new CrashingSink<>(sink(catalog, idempotencyCheck), crashes), transfers(RECORDS),
+        () -> ids(fixture.newCatalog()));
+  }
+
+  /** Every id a reader of the tables sees now, with repeats. */
+  private static List<Long> ids(Catalog catalog) {
+    List<Long> ids = new ArrayList<>();
+    for (TableIdentifier table : TABLES) {
+      if (catalog.tableExists(table)) {
+        rows(catalog.loadTable(table), null).forEach(row -> ids.add((Long) row.getField("id")));
+      }
+    }
+    return ids;
+  }
+
+  private static List<Record> rows(Table table, Long snapshotId) {
+    List<Record> rows = new ArrayList<>();
+    if (snapshotId == null && table.currentSnapshot() == null) {
+      return rows;
+    }
+    IcebergGenerics.ScanBuilder scan = IcebergGenerics.read(table);
+    try (CloseableIterable<Record> records = snapshotId == null ? scan.build() : scan.useSnapshot(snapshotId)
+        .build()) {
+      records.forEach(rows::add);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return rows;
+  }
+
+  /**
+   * Each checkpoint of the job, read as a cut: every table at its newest snapshot of the job at or below the
+   * checkpoint. The transfers in the debit tables must be those in the credits, each once.
+   */
+  private static int assertEveryCutBalances(Catalog catalog) {
+    Map<TableIdentifier, TableMetadata> metadata = new HashMap<>();
+    TreeSet<Long> checkpoints = new TreeSet<>();
+    for (TableIdentifier table : TABLES) {
+      if (catalog.tableExists(table)) {
+        TableMetadata current = ((HasTableOperations) catalog.loadTable(table)).operations().current();
+        metadata.put(table, current);
+        for (Snapshot snapshot : current.snapshots()) {
+          String checkpoint = snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
+          if (checkpoint != null) {
+            checkpoints.add(Long.parseLong(checkpoint));
+            assertThat(snapshot.summary()).containsKey(CutCommitter.CUT_TABLES_KEY);
+          }
+        }
+      }
+    }
+    assertThat(checkpoints).isNotEmpty();
+    for (long checkpoint : checkpoints) {
+      Map<Long, Integer> debits = new TreeMap<>();
+      Map<Long, Integer> credits = new TreeMap<>();
+      for (Map.Entry<TableIdentifier, TableMetadata> table : metadata.entrySet()) {
+        Snapshot snapshot = newestAtOrBelow(table.getValue(), checkpoint);
+        if (snapshot == null) {
+          continue;
+        }
+        Map<Long, Integer> side = table.getKey().equals(CREDITS) ? credits : debits;
+        for (Record row : rows(catalog.loadTable(table.getKey()), snapshot.snapshotId())) {
+          side.merge((Long) row.getField("transfer"), 1, Integer::sum);
+        }
+      }
+      assertThat(debits).as("debits at cut %s", checkpoint).isEqualTo(credits);
+      assertThat(debits.values()).as("each transfer once at cut %s", checkpoint).allMatch(n -> n == 1);
+    }
+    return checkpoints.size();
+  }
+
+  private static Snapshot newestAtOrBelow(TableMetadata metadata, long checkpoint) {
+    if (metadata.currentSnapshot() == null) {
+      return null;
+    }
+    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(metadata.currentSnapshot().snapshotId(), metadata::snapshot)) {
+      String id = snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
+      if (id != null && Long.parseLong(id) <= checkpoint) {
+        return snapshot;
+      }
+    }
+    return null;
+  }
+
+  /** Files under a table's data location that no snapshot references. */
+  private static List<String> unreferenced(Table table) throws IOException {
+    Set<String> referenced = OrphanFiles.referenced(table);
+    Path data = Path.of(java.net.URI.create(IcebergSink.dataLocation(table)));
+    if (!Files.exists(data)) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.walk(data)) {
+      return files.filter(Files::isRegularFile).filter(file -> file.toString().endsWith(".parquet"))
+          .map(file -> file.toUri().toString())
+          .filter(location -> !referenced.contains(OrphanFiles.normalize(location))).toList();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void routedRecordsLandOnceAndEveryCutBalances(String catalog) throws IOException {
+    CrashHarness.Outcome outcome = run(catalog, CrashSchedule.none(), true);
+
+    assertThat(outcome.failure()).isNull();
+    assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
+    Catalog reader = fixture.newCatalog();
+    assertThat(TABLES).allMatch(reader::tableExists);
+    assertThat(assertEveryCutBalances(reader)).isEqualTo(RECORDS / CHECKPOINT_EVERY);
+    MultiTableSink<Record> sink = sink(catalog, true);
+    JobId job = JobId.of("crash-job");
+    assertThat(sink.jobTables(job).tables().keySet()).containsExactlyInAnyOrderElementsOf(TABLES);
+    try (CutCommitter cut = sink.cutCommitter(job)) {
+      CutCommitter.Cut last = cut.lastCut(job, TABLES, List.of()).orElseThrow();
+      assertThat(last.checkpointId()).isEqualTo(RECORDS / CHECKPOINT_EVERY);
+      assertThat(last.snapshots().keySet()).containsExactlyInAnyOrderElementsOf(TABLES);
+      assertThat(cut.mode()).contains(catalog.equals("hadoop") ? "record" : "atomic");
+    }
+  }
+
+  @ParameterizedTest(name = "{0}: crash at {1} #{2}")
+  @MethodSource("crashPoints")
+  void everyCrashPointEndsWithEachRowOnceAndBalancedCuts(String catalog, String point, int occurrence)
+      throws IOException {
+    CrashHarness.Outcome outcome = run(catalog, CrashSchedule.at(point, occurrence), true);
+
+    assertThat(outcome.crashes()).as("the crash happened").isEqualTo(1);
+    assertThat(outcome.failure()).isNull();
+    assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
+    Catalog reader = fixture.newCatalog();
+    assertEveryCutBalances(reader);
+    for (TableIdentifier table : TABLES) {
+      assertThat(unreferenced(reader.loadTable(table))).as("files of %s no snapshot holds", table).isEmpty();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aCrashRightAfterTheFirstRecordsOfANewTableLeavesNothingOfItsRunThere(String catalog) throws IOException {
+    // the crash comes 18 records into the late table (in files of 4 rows, some closed), before the checkpoint that
+    // would hold them: staged there, not committed
+    CrashSchedule schedule = CrashSchedule.at(CrashSchedule.WRITE, (int) (2 * LATE_FROM + 36));
+    List<String> stagedAtTheCrash = new ArrayList<>();
+    CrashHarness.Outcome outcome = CrashHarness.run(dir.resolve("checkpoints"),
+        new CrashHarness.Config(RECORDS, 1, CHECKPOINT_EVERY, 15, false, false,
+            dev.lakecommit.core.runtime.RestoreBehindPolicy.FAIL),
+        schedule, crashes -> {
+          if (crashes.crashes() == 1 && stagedAtTheCrash.isEmpty()) {
+            // the second life starts: what the first left in the new table
+            Catalog reader = fixture.newCatalog();
+            try {
+              stagedAtTheCrash.addAll(unreferenced(reader.loadTable(LATE_DEBITS)));
+            } catch (IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+            assertThat(reader.loadTable(LATE_DEBITS).currentSnapshot()).as("nothing committed there yet").isNull();
+          }
+          return new CrashingSink<>(sink(catalog, true, 4), crashes);
+        }, transfers(RECORDS), () -> ids(fixture.newCatalog()));
+
+    assertThat(outcome.crashes()).isEqualTo(1);
+    assertThat(stagedAtTheCrash).as("the first life staged in the new table").isNotEmpty();
+    assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
+    Catalog reader = fixture.newCatalog();
+    assertThat(unreferenced(reader.loadTable(LATE_DEBITS))).isEmpty();
+    stagedAtTheCrash.forEach(location -> assertThat(Path.of(java.net.URI.create(location))).doesNotExist());
+    assertEveryCutBalances(reader);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void withoutTheIdempotencyCheckAReplayedCutDuplicates(String catalog) throws IOException {
+    CrashHarness.Outcome outcome = run(catalog, CrashSchedule.at(CrashSchedule.COMMIT_APPLIED, 3), false);
+
+    assertThat(outcome.crashes()).isEqualTo(1);
+    assertThat(outcome.audit().duplicateKeys()).as(outcome.audit().toString()).isPositive();
+  }
+
+  @Test
+  void aNewerRunFencesTheOlderRunsCutsAndItsFirstWriteIntoATableItRegistersLate() throws Exception {
+    MultiTableSink<Record> sink = sink("jdbc-sqlite", true);
+    JobId job = JobId.of("fenced");
+    TargetRun older = TargetRun.open(sink, job);
+    closeables.add(older);
+    older.claim("older run");
+    SinkWriter<Record, TableManifests, StagingWriterState> writer =
+        sink.createWriter(new WriterContext(job, 0, 1, 0, 0, older.epoch()));
+    SinkAggregatedCommitter<TableManifests, CutCommittable> committer = sink.createAggregatedCommitter();
+    older.fence(committer);
+    Record debit = GenericRecord.create(SCHEMA).copy(Map.of("id", 0L, "transfer", 0L, "account", "debits",
+        "amount", 10L));
+    writer.write(debit);
+    CutCommittable first = committer.combine(new CommitId(job, 1), List.of(writer.prepareCommit(1).orElseThrow()));
+
+    // a newer run claims: it sees the registered table and takes it
+    TargetRun newer = TargetRun.open(sink(("jdbc-sqlite"), true), job);
+    closeables.add(newer);
+    newer.claim("newer run");
+    assertThat(newer.epoch()).isGreaterThan(older.epoch());
+
+    // the older run's cut is refused, and nothing of it is visible
+    CommitOutcome outcome = committer.commit(first);
+    assertThat(outcome).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(fixture.newCatalog().loadTable(DEBITS).currentSnapshot()).isNull();
+    // its first record of a table the newer run's claim never saw is refused before anything is staged there
+    Record credit = GenericRecord.create(SCHEMA).copy(Map.of("id", 1L, "transfer", 0L, "account", "credits",
+        "amount", 10L));
+    assertThatThrownBy(() -> writer.write(credit)).isInstanceOf(FencedException.class)
+        .hasMessageContaining("bank.credits");
+    assertThat(unreferenced(fixture.newCatalog().loadTable(CREDITS))).isEmpty();
+    committer.close();
+    writer.close();
+  }
+
+  @Test
+  void oneWritersOpenFilesStayWithinTheBoundOverAllItsTables() throws Exception {
+    int tables = TestScale.pick(40, 1000);
+    int maxOpen = 6;
+    MultiTableSink<Record> sink = MultiTableSink.forRecords(fixture("jdbc-sqlite").properties())
+        .catalogName(fixture.name())
+        .router(record -> TableIdentifier.of("many", "t" + record.getField("transfer")))
+        .schema(SCHEMA)
+        .partitionBy(table -> List.of("bucket(4, id)"))
+        .maxOpenFiles(maxOpen)
+        .build();
+    closeables.add(sink);
+    JobId job = JobId.of("many");
+    MultiTableWriter<Record> writer = (MultiTableWriter<Record>) sink.createWriter(new WriterContext(job, 0, 1, 0, 0));
+    GenericRecord template = GenericRecord.create(SCHEMA);
+    java.util.Random random = new java.util.Random(20261206L);
+    int rows = tables * 8;
+    for (long id = 0; id < rows; id++) {
+      long table = id < tables ? id : random.nextInt(tables);
+      writer.write(template.copy(Map.of("id", id, "transfer", table, "account", "t" + table, "amount", id)));
+      assertThat(writer.budget().openFiles()).isLessThanOrEqualTo(maxOpen);
+    }
+    TableManifests manifests = writer.prepareCommit(1).orElseThrow();
+    assertThat(writer.tableCount()).isEqualTo(tables);
+    assertThat(manifests.manifests()).hasSize(tables);
+    assertThat(manifests.manifests().values().stream().mapToLong(m -> m.recordCount()).sum()).isEqualTo(rows);
+    assertThat(writer.budget().mostOpenFiles()).isEqualTo(maxOpen);
+    assertThat(writer.budget().openFiles()).isZero();
+    assertThat(sink.jobTables(job).tables()).hasSize(tables);
+    writer.close();
+  }
+}
