@@ -55,7 +55,7 @@ import org.slf4j.LoggerFactory;
  * files and buffered bytes stay within the sink's bounds over all its tables together ({@code WriteBudget}).
  *
  * <p>The job's state (its tables and run claims, and in cut-record mode its cut records) lives under the state
- * location, one directory per job: by default {@code <warehouse>/_lakecommit}.
+ * location, one directory per job: by default {@code <warehouse>/_lakecommit/jobs}.
  *
  * @param <IN> records written
  */
@@ -91,7 +91,7 @@ public final class MultiTableSink<IN>
       throw new IllegalArgumentException("Catalog '" + config.catalogName + "' has no warehouse: give the sink a"
           + " state location for the job's tables and cut records (stateLocation)");
     }
-    this.stateLocation = config.stateLocation != null ? strip(config.stateLocation) : strip(warehouse) + "/_lakecommit";
+    this.stateLocation = config.stateLocation != null ? strip(config.stateLocation) : strip(warehouse) + "/_lakecommit/jobs";
     String io = config.catalogProperties.getOrDefault(CatalogProperties.FILE_IO_IMPL,
         "org.apache.iceberg.hadoop.HadoopFileIO");
     this.stateIo = CatalogUtil.loadFileIO(io, config.catalogProperties, HadoopConfs.from(config.catalogProperties));
@@ -108,6 +108,15 @@ public final class MultiTableSink<IN>
   /** A sink of Iceberg generic records, each of its table's schema (the template's for a table it creates). */
   public static Builder<Record> forRecords(Map<String, String> catalogProperties) {
     return new Builder<Record>(catalogProperties).converter(schema -> InputConverter.records());
+  }
+
+  /**
+   * A sink of Iceberg generic records of {@code recordSchema}: every table the sink creates gets it, and a table
+   * that exists takes the records' columns by name.
+   */
+  public static Builder<Record> forRecords(Map<String, String> catalogProperties, Schema recordSchema) {
+    return new Builder<Record>(catalogProperties).schema(recordSchema)
+        .converter(tableSchema -> RecordProjection.of(recordSchema, tableSchema));
   }
 
   /** A sink of any input, converted to each table's schema by a function of that schema. */
@@ -128,6 +137,22 @@ public final class MultiTableSink<IN>
     }
   }
 
+  /**
+   * The job's last cut: its checkpoint and every table's snapshot of it (a table the checkpoint did not touch at its
+   * newest snapshot of the job before it). Reading each table at its snapshot reads the cut.
+   *
+   * @return empty if the job has committed no cut
+   * @throws IOException if the job's state or a table cannot be read
+   */
+  public java.util.Optional<CutCommitter.Cut> lastCut(JobId jobId) throws IOException {
+    java.util.Collection<TableIdentifier> tables = jobTables(jobId).tables().keySet();
+    try (CutCommitter cut = cutCommitter(jobId)) {
+      return cut.lastCut(jobId, tables, List.of());
+    } catch (RuntimeException e) {
+      throw new IOException("Cannot read the last cut of job " + jobId + ": " + e.getMessage(), e);
+    }
+  }
+
   /** Test-only: cut without the idempotency check. */
   MultiTableSink<IN> idempotencyCheck(boolean enabled) {
     this.idempotencyCheck = enabled;
@@ -140,7 +165,8 @@ public final class MultiTableSink<IN>
     return this;
   }
 
-  Catalog catalog() {
+  /** The sink's catalog, usable until the sink is closed. */
+  public Catalog catalog() {
     return catalog;
   }
 
@@ -166,6 +192,8 @@ public final class MultiTableSink<IN>
     TableIdentifier table;
     try {
       table = config.router.apply(record);
+    } catch (IllegalArgumentException e) {
+      throw e; // the router's own message names the record
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("Cannot route record " + abbreviated(record) + " to a table: "
           + e.getMessage(), e);

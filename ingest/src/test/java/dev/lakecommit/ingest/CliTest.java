@@ -71,7 +71,7 @@ class CliTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"ingest", "verify", "status", "cleanup", "maintain"})
+  @ValueSource(strings = {"ingest", "verify", "status", "cut", "cleanup", "maintain"})
   void everyCommandHasHelp(String command) {
     CliRun help = CliRun.of(command, "--help");
     assertThat(help.exitCode()).isZero();

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReferenceDocTest {
   private static final Path REFERENCE = Path.of("..", "docs", "reference.md");
-  private static final List<String> COMMANDS = List.of("ingest", "verify", "status", "cleanup", "maintain");
+  private static final List<String> COMMANDS = List.of("ingest", "verify", "status", "cut", "cleanup", "maintain");
 
   static String reference() {
     StringBuilder doc = new StringBuilder()

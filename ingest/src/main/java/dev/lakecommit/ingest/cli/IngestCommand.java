@@ -21,6 +21,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import dev.lakecommit.iceberg.MultiTableSink;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -129,6 +131,18 @@ public final class IngestCommand implements Callable<Integer> {
           + "FAIL (default) or CONTINUE (rows after the restored checkpoint are written again).")
   RestoreBehindPolicy restoreBehind;
 
+  @Option(names = "--route-by", paramLabel = "COLUMN",
+      description = "Write each record to the table --table names with $${COLUMN} replaced by the record's value "
+          + "of the column (e.g. --route-by kind --table 'shop.$${kind}'); each table is created on its first record. "
+          + "Every checkpoint is one cut over the tables it wrote: on a JDBC catalog (the embedded default) all of "
+          + "them show it or none does, elsewhere a cut record names each table's snapshot (lakecommit cut).")
+  String routeBy;
+
+  @Option(names = "--require-atomic-cut",
+      description = "With --route-by: refuse a catalog that cannot commit several tables at once (only JDBC "
+          + "catalogs, and REST catalogs declared atomic, can).")
+  boolean requireAtomicCut;
+
   @Option(names = "--start-afresh-on-new-table",
       description = "If the checkpoint directory was written for another table of the same name (dropped and "
           + "created again): read the input from the start into the new table instead of stopping (default: stop).")
@@ -140,9 +154,12 @@ public final class IngestCommand implements Callable<Integer> {
     if (dev.lakecommit.ingest.source.KafkaInput.isKafka(input)) {
       return new KafkaIngest(this).run(out);
     }
-    TableAccess access = TableAccess.of(table);
+    RoutedTables routes = routes();
+    TableAccess access = routes != null ? new IcebergAccess(table) : TableAccess.of(table);
     TableAccess.IngestSettings settings = ingestSettings();
-    access.checkIngestOptions(settings);
+    if (routes == null) {
+      access.checkIngestOptions(settings);
+    }
     checkOptions();
     S3Staging.sweepDeadProcesses();
     FileSource source = TableOptions.input("--input", () -> FileSource.of(input,
@@ -154,15 +171,69 @@ public final class IngestCommand implements Callable<Integer> {
           .maxBadRecords(badRecordLimit().count()).maxBadRecordRate(badRecordLimit().rate());
     }
     // Every input column, also one that first appears after the sample, is planned against the table.
-    access.planSchema(source, source.scan(), settings);
+    if (routes != null) {
+      source.evolve(source.scan().plan(null, false, table.table()));
+    } else {
+      access.planSchema(source, source.scan(), settings);
+    }
     if (badRecords == null) {
       firstRecord(source);
+    }
+    if (routes != null) {
+      return routed(out, routes, source, jobId, access);
     }
     JobResult result;
     try (Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings)) {
       result = run(out, sink, source, jobId, access, access.router(sink, settings));
     }
     report(out, access.describe(jobId), jobId, result);
+    RuntimeOptions.report(out, result);
+    return diverted(out);
+  }
+
+  /** {@code --route-by}: the tables of the records, checked; null without it. */
+  private RoutedTables routes() {
+    if (routeBy == null) {
+      if (requireAtomicCut) {
+        throw new IllegalArgumentException("Option --require-atomic-cut is for --route-by");
+      }
+      return null;
+    }
+    if (table.target() != TableKind.ICEBERG) {
+      throw new IllegalArgumentException("Option --route-by is for Iceberg tables (--target iceberg)");
+    }
+    if (maintain.every != 0 || noCreateTable || addNewColumns) {
+      throw new IllegalArgumentException("Options --maintain-every, --no-create-table and --add-new-columns are for"
+          + " one table; with --route-by every table is created on its first record with the input's schema");
+    }
+    return RoutedTables.of(routeBy, table.table());
+  }
+
+  /** A routed ingest: one multi-table sink, one cut per checkpoint over the tables it wrote. */
+  private int routed(PrintWriter out, RoutedTables routes, FileSource source, JobId jobId, TableAccess access)
+      throws Exception {
+    table.sinkConfig(); // the embedded warehouse's directory
+    Schema schema = source.schema();
+    MultiTableSink.Builder<Record> config = MultiTableSink.forRecords(table.catalogProperties(), schema)
+        .catalogName(table.catalogName)
+        .router(routes.router(schema))
+        .partitionBy(name -> partitionBy)
+        .requireAtomicCut(requireAtomicCut);
+    write.applyTo(config, parallelism);
+    JobResult result;
+    try (MultiTableSink<Record> sink = config.build()) {
+      out.printf("Cuts of job %s: %s%n", jobId, sink.cutMode());
+      result = run(out, sink, source, jobId, access, null);
+    }
+    if (result.recordsRead() == 0 && result.commits() == 0) {
+      out.printf("Nothing new to commit: job %s already committed up to checkpoint %d%n", jobId,
+          result.lastCheckpointId());
+    } else {
+      out.printf("Committed %,d rows in %d checkpoint(s) (%d cut(s), %d already committed) to the tables %s; the "
+          + "last cut is checkpoint %d (lakecommit cut --job-id %s)%n", result.recordsRead(), result.checkpoints(),
+          result.commits(), result.skippedCommits(), table.table(), result.lastCheckpointId(), jobId);
+    }
+    out.flush();
     RuntimeOptions.report(out, result);
     return diverted(out);
   }

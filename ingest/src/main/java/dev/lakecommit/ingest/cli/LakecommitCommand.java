@@ -13,8 +13,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "lakecommit", mixinStandardHelpOptions = true, versionProvider = LakecommitCommand.Version.class,
     description = "Exactly-once ingestion into Iceberg or Hive tables: one idempotent commit per checkpoint.",
-    subcommands = {IngestCommand.class, VerifyCommand.class, StatusCommand.class, CleanupCommand.class,
-        MaintainCommand.class, CommandLine.HelpCommand.class})
+    subcommands = {IngestCommand.class, VerifyCommand.class, StatusCommand.class, CutCommand.class,
+        CleanupCommand.class, MaintainCommand.class, CommandLine.HelpCommand.class})
 public final class LakecommitCommand implements Runnable {
   public static final int VERIFY_FAILED = 1;
   public static final int USAGE = 2;

@@ -124,6 +124,30 @@ public final class WriteOptions {
     }
   }
 
+  /**
+   * The settings of a routed ingest ({@code --route-by}): the table properties of the tables it creates, file
+   * rolling, and the open files and buffer of each writer over all its tables.
+   *
+   * @throws IllegalArgumentException naming an option a routed ingest has not: branches, writer manifests, upserts
+   */
+  void applyTo(dev.lakecommit.iceberg.MultiTableSink.Builder<?> config, int writers) {
+    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits
+        || upsertKey != null) {
+      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files, "
+          + "--coalesce-pending-commits and --upsert-key are for one table; with --route-by each checkpoint appends "
+          + "its files to every table it wrote");
+    }
+    if (!tableProperties.isEmpty()) {
+      config.tableProperties(tableProperties);
+    }
+    if (targetFileSize != null) {
+      throw new IllegalArgumentException("Option --target-file-size is for one table; with --route-by set the "
+          + "tables' write.target-file-size-bytes with -P");
+    }
+    applyFiles(size -> { }, config::maxRowsPerFile, config::maxOpenFiles, writers);
+    config.maxBufferedBytes(bufferedBytesPerWriter(writers));
+  }
+
   /** Whether records must be routed to writers by key (upserts). */
   boolean routesByKey() {
     return upsertKey != null;

@@ -1,0 +1,130 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code ingest --route-by}: the README's sample routed to a table per region of the embedded catalog, one atomic
+ * cut per checkpoint; a rerun commits nothing; {@code cut} names each table's snapshot of the last cut and the SQL
+ * that reads it; mistakes are usage errors naming the option, and a record that names no table stops the job
+ * naming it.
+ */
+class RoutedIngestCliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+
+  private String[] ingest(Path input, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table",
+        "demo.orders_${region}", "--route-by", "region", "--warehouse", dir.resolve("wh").toString(),
+        "--checkpoint-every-records", "500"));
+    args.addAll(List.of(extra));
+    return args.toArray(String[]::new);
+  }
+
+  private Catalog catalog() {
+    Path wh = dir.resolve("wh").toAbsolutePath();
+    return CatalogUtil.buildIcebergCatalog("lakecommit", Map.of("type", "jdbc", "uri", "jdbc:sqlite:"
+        + wh.resolve("catalog.db"), "warehouse", wh.toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration());
+  }
+
+  private static Map<String, Integer> regionsOfTheSample() throws Exception {
+    Map<String, Integer> regions = new TreeMap<>();
+    for (String line : Files.readAllLines(CliTest.SAMPLE)) {
+      regions.merge(JSON.readTree(line).get("region").asText(), 1, Integer::sum);
+    }
+    return regions;
+  }
+
+  @Test
+  void theSampleRoutedByRegionLandsOnceInATablePerRegionAndItsLastCutNamesThemAll() throws Exception {
+    CliRun first = CliRun.of(ingest(CliTest.SAMPLE));
+    assertThat(first.exitCode()).as(first.toString()).isZero();
+    assertThat(first.out()).contains("one atomic commit per cut")
+        .contains("Committed 2,000 rows in 4 checkpoint(s) (4 cut(s)");
+    Matcher job = Pattern.compile("as job (\\S+)").matcher(first.out());
+    assertThat(job.find()).isTrue();
+
+    Map<String, Integer> regions = regionsOfTheSample();
+    assertThat(regions).hasSizeGreaterThan(2);
+    Catalog catalog = catalog();
+    Map<String, Long> snapshots = new HashMap<>();
+    for (Map.Entry<String, Integer> region : regions.entrySet()) {
+      Table table = catalog.loadTable(TableIdentifier.of("demo", "orders_" + region.getKey()));
+      List<Long> ids = new ArrayList<>();
+      try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
+        rows.forEach(row -> {
+          assertThat(row.getField("region")).isEqualTo(region.getKey());
+          ids.add((Long) row.getField("order_id"));
+        });
+      }
+      assertThat(ids).as(region.getKey()).hasSize(region.getValue()).doesNotHaveDuplicates();
+      snapshots.put(table.name().substring(table.name().indexOf('.') + 1), table.currentSnapshot().snapshotId());
+    }
+
+    CliRun second = CliRun.of(ingest(CliTest.SAMPLE));
+    assertThat(second.exitCode()).as(second.toString()).isZero();
+    assertThat(second.out()).contains("Nothing new to commit").contains("checkpoint 4");
+
+    CliRun cut = CliRun.of("cut", "--job-id", job.group(1), "--table", "demo.orders_${region}", "--warehouse",
+        dir.resolve("wh").toString(), "--json");
+    assertThat(cut.exitCode()).as(cut.toString()).isZero();
+    JsonNode report = JSON.readTree(cut.out());
+    assertThat(report.get("checkpoint").asLong()).isEqualTo(4);
+    assertThat(report.get("tables")).hasSize(regions.size());
+    for (JsonNode table : report.get("tables")) {
+      assertThat(table.get("snapshot").asLong()).isEqualTo(snapshots.get(table.get("table").asText()));
+      assertThat(table.get("checkpoint").asLong()).isBetween(1L, 4L);
+    }
+    assertThat(report.get("spark-sql").get(0).asText()).startsWith("SELECT * FROM lakecommit.demo.")
+        .contains(" VERSION AS OF ");
+    CliRun text = CliRun.of("cut", "--job-id", job.group(1), "--table", "demo.orders_${region}", "--warehouse",
+        dir.resolve("wh").toString());
+    assertThat(text.out()).contains("the last cut is checkpoint 4 over " + regions.size() + " table(s)")
+        .contains("`orders_eu-west`");
+  }
+
+  @Test
+  void mistakesAreUsageErrorsNamingTheOptionAndARecordWithoutATableStopsTheJobNamingIt() throws Exception {
+    CliRun noPlaceholder = CliRun.of("ingest", "--input", CliTest.SAMPLE.toString(), "--table", "demo.orders",
+        "--route-by", "region", "--warehouse", dir.resolve("wh").toString());
+    assertThat(noPlaceholder.exitCode()).isEqualTo(2);
+    assertThat(noPlaceholder.err()).contains("--table").contains("${region}");
+
+    CliRun noColumn = CliRun.of("ingest", "--input", CliTest.SAMPLE.toString(), "--table", "demo.o_${zone}",
+        "--route-by", "zone", "--warehouse", dir.resolve("wh").toString());
+    assertThat(noColumn.exitCode()).isEqualTo(2);
+    assertThat(noColumn.err()).contains("--route-by").contains("zone");
+
+    CliRun upsert = CliRun.of(ingest(CliTest.SAMPLE, "--upsert-key", "order_id"));
+    assertThat(upsert.exitCode()).isEqualTo(2);
+    assertThat(upsert.err()).contains("--upsert-key");
+
+    Path bad = dir.resolve("bad.jsonl");
+    Files.writeString(bad, "{\"order_id\": 1, \"region\": \"eu-west\"}\n{\"order_id\": 2, \"region\": \"a b\"}\n");
+    CliRun badValue = CliRun.of(ingest(bad));
+    assertThat(badValue.exitCode()).as(badValue.toString()).isEqualTo(3);
+    assertThat(badValue.err()).contains("orders_a b").contains("region");
+  }
+}
