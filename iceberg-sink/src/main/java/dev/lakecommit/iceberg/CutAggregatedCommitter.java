@@ -55,11 +55,11 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     if (cut == null) {
       cut = sink.cutCommitter(id.jobId());
     }
-    List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableIdentifier::parse).toList();
+    List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableNames::decode).toList();
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
     try {
       for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
-        TableIdentifier identifier = TableIdentifier.parse(entry.getKey());
+        TableIdentifier identifier = TableNames.decode(entry.getKey());
         Table table = sink.catalog().loadTable(identifier);
         List<DataFile> dataFiles = new ArrayList<>();
         for (StagingManifest manifest : entry.getValue()) {

@@ -215,21 +215,22 @@ public final class CutCommitter implements AutoCloseable {
    * first written mid-run, DESIGN.md rule 15): sets it where the table holds an older epoch of the job or none,
    * leaves it where the table holds it already.
    *
-   * @throws FencedException if the table holds a newer epoch of the job
+   * @throws FencedException if the table holds a newer epoch of the job, or the same epoch claimed by another run
    */
   public void carry(JobId jobId, RunEpoch epoch, TableIdentifier table) {
     for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-      if (epochIn(metadata(table), jobId) == epoch.epoch()) {
+      if (epoch.value().equals(metadata(table).properties().get(RunEpoch.key(jobId)))) {
         return;
       }
       try {
         commit.commit(Map.of(table, transaction -> {
           String now = current(transaction).properties().get(RunEpoch.key(jobId));
-          long held = now == null ? 0 : RunEpoch.parse(jobId, now).epoch();
-          if (held == epoch.epoch()) {
+          if (epoch.value().equals(now)) {
             return;
           }
-          if (held > epoch.epoch()) {
+          long held = now == null ? 0 : RunEpoch.parse(jobId, now).epoch();
+          if (held >= epoch.epoch()) {
+            // a newer run, or another run that claimed the same epoch at the same moment
             throw new FencedException(table.toString(), jobId, epoch.epoch(), RunEpoch.parse(jobId, now));
           }
           setEpoch(transaction, jobId, epoch);
@@ -405,7 +406,7 @@ public final class CutCommitter implements AutoCloseable {
           return CommitOutcome.unknown(new IllegalStateException("Table " + table + " does not show " + id
               + " in its history after its commit (expired or rolled back?): no cut record is published"));
         }
-        versions.put(table.toString(), "snapshot " + snapshot.snapshotId());
+        versions.put(TableNames.encode(table), "snapshot " + snapshot.snapshotId());
       }
       records.publish(new CutRecords.Cut(id.jobId(), id.checkpointId(), versions, new TreeMap<>(properties)));
       LOG.info("Published the cut record of {} over {} tables at {}", id, tables.size(), records.location());
@@ -478,7 +479,7 @@ public final class CutCommitter implements AutoCloseable {
             + "'s, not " + jobId + "'s: give each job a place of its own for its cut records");
       }
       Map<TableIdentifier, Long> snapshots = new LinkedHashMap<>();
-      record.tables().forEach((table, version) -> snapshots.put(TableIdentifier.parse(table),
+      record.tables().forEach((table, version) -> snapshots.put(TableNames.decode(table),
           Long.parseLong(version.substring("snapshot ".length()))));
       for (TableIdentifier table : tables) {
         if (!snapshots.containsKey(table)) {

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.NoSuchFileException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -44,14 +43,19 @@ final class JobTables {
   }
 
   /**
-   * Registers a table the job is about to stage into, with its UUID; a table registered before keeps its entry.
+   * Registers a table the job is about to stage into, with its UUID; a table registered before keeps its entry (an
+   * empty one, of a registration that a crash cut short, is written again).
    *
    * @throws IllegalStateException naming the table if it was registered with another UUID: it was dropped and
    *     created again while the job wrote it
    */
   void register(TableIdentifier table, String uuid) throws IOException {
-    String name = TABLE + URLEncoder.encode(table.toString(), StandardCharsets.UTF_8);
+    String name = TABLE + URLEncoder.encode(TableNames.encode(table), StandardCharsets.UTF_8);
     Optional<String> registered = read(name);
+    if (registered.isPresent() && registered.get().isBlank()) {
+      store.delete(name);
+      registered = Optional.empty();
+    }
     if (registered.isEmpty()) {
       try {
         store.publish(name, uuid.getBytes(StandardCharsets.UTF_8));
@@ -60,7 +64,7 @@ final class JobTables {
         registered = read(name); // another writer of the job registered it meanwhile
       }
     }
-    if (registered.isPresent() && !registered.get().equals(uuid)) {
+    if (registered.isPresent() && !registered.get().isBlank() && !registered.get().equals(uuid)) {
       throw new IllegalStateException(recreated(table, registered.get(), uuid));
     }
   }
@@ -71,13 +75,16 @@ final class JobTables {
         + " afresh with a new job id";
   }
 
-  /** The registered tables and the UUIDs they were registered with. */
+  /**
+   * The registered tables and the UUIDs they were registered with. An empty entry (a registration a crash cut
+   * short, before anything was staged) is none.
+   */
   SortedMap<TableIdentifier, String> tables() throws IOException {
     SortedMap<TableIdentifier, String> tables = new TreeMap<>(java.util.Comparator.comparing(Object::toString));
     for (String name : store.list()) {
       if (name.startsWith(TABLE)) {
-        Optional<String> uuid = read(name);
-        uuid.ifPresent(value -> tables.put(TableIdentifier.parse(
+        Optional<String> uuid = read(name).filter(value -> !value.isBlank());
+        uuid.ifPresent(value -> tables.put(TableNames.decode(
             URLDecoder.decode(name.substring(TABLE.length()), StandardCharsets.UTF_8)), value));
       }
     }
@@ -85,30 +92,40 @@ final class JobTables {
   }
 
   /**
-   * Publishes a run's claim before the run claims it in the tables; the oldest claims beyond the newest few go.
+   * Publishes a run's claim of an epoch before the run claims it in the tables, and keeps it only if no other run
+   * published a claim of the same epoch by then: of two runs that claim the same epoch at the same moment, at least
+   * one sees the other's claim and withdraws its own (a store on a file system or S3 cannot refuse a name two runs
+   * write at once, but each run's claim has a name of its own). The oldest claims beyond the newest few go.
    *
-   * @throws FileAlreadyExistsException if another run published a claim of the same epoch first (where the store
-   *     can tell)
+   * @return false if another run claimed the same epoch: claim above it
    */
-  void publishClaim(RunEpoch claim) throws IOException {
-    store.publish(claimName(claim.epoch()), claim.value().getBytes(StandardCharsets.UTF_8));
-    List<Long> epochs = claims();
-    for (int i = 0; i < epochs.size() - KEEP_CLAIMS - 1; i++) {
+  boolean publishClaim(RunEpoch claim) throws IOException {
+    String own = claimName(claim);
+    store.publish(own, claim.value().getBytes(StandardCharsets.UTF_8));
+    List<Claim> claims = claims();
+    for (Claim other : claims) {
+      if (other.epoch() == claim.epoch() && !other.name().equals(own)) {
+        store.delete(own);
+        return false;
+      }
+    }
+    for (int i = 0; i < claims.size() - KEEP_CLAIMS - 1; i++) {
       try {
-        store.delete(claimName(epochs.get(i)));
+        store.delete(claims.get(i).name());
       } catch (IOException | RuntimeException e) {
         // an old claim left over is harmless: only the newest counts
       }
     }
+    return true;
   }
 
-  /** The newest claim published, if any. */
+  /** The newest claim published, if any (an empty or unreadable one, of a publication a crash cut short, is none). */
   Optional<RunEpoch> newestClaim() throws IOException {
-    List<Long> epochs = claims();
-    for (int i = epochs.size() - 1; i >= 0; i--) {
-      Optional<String> value = read(claimName(epochs.get(i)));
-      if (value.isPresent()) {
-        return Optional.of(RunEpoch.parse(jobId, value.get()));
+    List<Claim> claims = claims();
+    for (int i = claims.size() - 1; i >= 0; i--) {
+      Optional<RunEpoch> claim = parse(claims.get(i).name());
+      if (claim.isPresent()) {
+        return claim;
       }
     }
     return Optional.empty();
@@ -116,26 +133,57 @@ final class JobTables {
 
   /** The claim of an epoch, if it was published here. */
   Optional<RunEpoch> claim(long epoch) throws IOException {
-    return read(claimName(epoch)).map(value -> RunEpoch.parse(jobId, value));
+    for (Claim claim : claims()) {
+      if (claim.epoch() == epoch) {
+        Optional<RunEpoch> parsed = parse(claim.name());
+        if (parsed.isPresent()) {
+          return parsed;
+        }
+      }
+    }
+    return Optional.empty();
   }
 
-  private List<Long> claims() throws IOException {
-    List<Long> epochs = new ArrayList<>();
+  private Optional<RunEpoch> parse(String name) throws IOException {
+    Optional<String> value = read(name);
+    if (value.isEmpty() || value.get().isBlank()) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(RunEpoch.parse(jobId, value.get()));
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  private record Claim(long epoch, String name) {}
+
+  /** The published claims, oldest epoch first. */
+  private List<Claim> claims() throws IOException {
+    List<Claim> claims = new ArrayList<>();
     for (String name : store.list()) {
       if (name.startsWith(CLAIM)) {
+        String rest = name.substring(CLAIM.length());
+        int dash = rest.indexOf('-');
         try {
-          epochs.add(Long.parseLong(name.substring(CLAIM.length())));
+          claims.add(new Claim(Long.parseLong(dash < 0 ? rest : rest.substring(0, dash)), name));
         } catch (NumberFormatException e) {
           // not a claim of this store's making
         }
       }
     }
-    Collections.sort(epochs);
-    return epochs;
+    claims.sort(java.util.Comparator.comparingLong(Claim::epoch).thenComparing(Claim::name));
+    return claims;
   }
 
-  private static String claimName(long epoch) {
-    return String.format("%s%020d", CLAIM, epoch);
+  private static String claimName(RunEpoch claim) {
+    try {
+      byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+          .digest(claim.value().getBytes(StandardCharsets.UTF_8));
+      return String.format("%s%020d-%s", CLAIM, claim.epoch(), java.util.HexFormat.of().formatHex(digest, 0, 8));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private Optional<String> read(String name) throws IOException {

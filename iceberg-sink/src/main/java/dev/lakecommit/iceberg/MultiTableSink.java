@@ -71,6 +71,8 @@ public final class MultiTableSink<IN>
   private final String stateLocation;
   /** The tables this process prepared for a run (job and epoch), so each is prepared once per run. */
   private final Map<String, Table> prepared = new ConcurrentHashMap<>();
+  /** The epoch each job's run claimed in this process ({@link MultiTableTarget#claimEpoch}). */
+  private final Map<JobId, RunEpoch> claims = new ConcurrentHashMap<>();
   /** The cut committers the writers carry epochs with, one per job. */
   private final Map<JobId, CutCommitter> carriers = new ConcurrentHashMap<>();
   private boolean idempotencyCheck = true;
@@ -165,6 +167,11 @@ public final class MultiTableSink<IN>
     return this;
   }
 
+  /** A run of the job claimed {@code claim} in this process: its writers carry exactly it into their tables. */
+  void claimed(JobId jobId, RunEpoch claim) {
+    claims.put(jobId, claim);
+  }
+
   /** The sink's catalog, usable until the sink is closed. */
   public Catalog catalog() {
     return catalog;
@@ -237,20 +244,24 @@ public final class MultiTableSink<IN>
   }
 
   private Table prepareNow(JobId jobId, long epoch, TableIdentifier identifier) throws IOException {
+    if (epoch <= 0) {
+      throw new IllegalStateException("No run epoch was claimed for job " + jobId + " (writer context epoch 0):"
+          + " refusing to write table " + identifier + " unfenced; run the sink in a runtime that claims one");
+    }
     Table table = loadOrCreate(identifier);
     JobTables tables = jobTables(jobId);
     tables.register(identifier, ((HasTableOperations) table).operations().current().uuid());
-    if (epoch > 0) {
-      RunEpoch run = tables.claim(epoch).orElse(new RunEpoch(epoch, "a run of job " + jobId));
-      carriers.computeIfAbsent(jobId, this::cutCommitter).carry(jobId, run, identifier);
-      // a claim that did not see this table's registration fences this run here (JobTables)
-      RunEpoch newest = tables.newestClaim().orElse(run);
-      if (newest.epoch() > epoch) {
-        throw new FencedException(identifier.toString(), jobId, epoch, newest);
-      }
-      table = catalog.loadTable(identifier);
+    // the run's own claim where it was made in this process, else as the job's state holds it
+    RunEpoch claimed = claims.get(jobId);
+    RunEpoch run = claimed != null && claimed.epoch() == epoch ? claimed
+        : tables.claim(epoch).orElse(new RunEpoch(epoch, "a run of job " + jobId));
+    carriers.computeIfAbsent(jobId, this::cutCommitter).carry(jobId, run, identifier);
+    // a claim that did not see this table's registration fences this run here (JobTables)
+    RunEpoch newest = tables.newestClaim().orElse(run);
+    if (newest.epoch() > epoch) {
+      throw new FencedException(identifier.toString(), jobId, epoch, newest);
     }
-    return table;
+    return catalog.loadTable(identifier);
   }
 
   private Table loadOrCreate(TableIdentifier identifier) {

@@ -32,6 +32,8 @@ final class MultiTableTarget implements CommitTarget {
 
   private final MultiTableSink<?> sink;
   private final Map<JobId, CutCommitter> cuts = new java.util.HashMap<>();
+  private Runnable beforeClaim = () -> {};
+  private int claimConflicts;
 
   MultiTableTarget(MultiTableSink<?> sink) {
     this.sink = sink;
@@ -102,14 +104,23 @@ final class MultiTableTarget implements CommitTarget {
         highest = Math.max(highest, cut.epochOf(jobId, table));
       }
       RunEpoch claim = new RunEpoch(highest + 1, run);
+      beforeClaim.run();
+      boolean alone;
       try {
-        state.publishClaim(claim);
+        alone = state.publishClaim(claim);
       } catch (FileAlreadyExistsException e) {
-        LOG.info("Another run of job {} claimed epoch {} first; claiming above it", jobId, claim.epoch());
+        alone = false;
+      }
+      if (!alone) {
+        claimConflicts++;
+        LOG.info("Another run of job {} claimed epoch {} at the same moment; claiming above it", jobId,
+            claim.epoch());
+        pause(attempt);
         continue;
       }
       try {
         cut.claimAt(jobId, claim, tables(jobId));
+        sink.claimed(jobId, claim);
         return claim;
       } catch (CommitFailedException e) {
         last = e;
@@ -119,6 +130,27 @@ final class MultiTableTarget implements CommitTarget {
     }
     throw new IOException("Could not claim a run epoch for job " + jobId + " in " + name() + " after "
         + CLAIM_ATTEMPTS + " attempts: other runs of the job kept claiming", last);
+  }
+
+  /** Test-only: runs after a claim's epoch is chosen, before it is published. */
+  MultiTableTarget beforeClaim(Runnable hook) {
+    this.beforeClaim = hook;
+    return this;
+  }
+
+  /** Claims that met another run's claim of the same epoch (for tests: a race must be seen, not assumed). */
+  int claimConflicts() {
+    return claimConflicts;
+  }
+
+  /** A random pause before claiming again: two runs that met do not meet again at the next epoch. */
+  private static void pause(int attempt) throws IOException {
+    try {
+      Thread.sleep(java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 20L * attempt));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("Interrupted while claiming a run epoch");
+    }
   }
 
   @Override

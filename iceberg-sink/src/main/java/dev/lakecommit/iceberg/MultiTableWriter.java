@@ -58,7 +58,7 @@ final class MultiTableWriter<IN> implements SinkWriter<IN, TableManifests, Stagi
     SortedMap<String, StagingManifest> manifests = new TreeMap<>();
     for (Map.Entry<TableIdentifier, StagingWriter<IN>> writer : writers.entrySet()) {
       writer.getValue().prepareCommit(checkpointId)
-          .ifPresent(manifest -> manifests.put(writer.getKey().toString(), manifest));
+          .ifPresent(manifest -> manifests.put(TableNames.encode(writer.getKey()), manifest));
     }
     lastPrepared = checkpointId;
     return manifests.isEmpty() ? Optional.empty() : Optional.of(new TableManifests(manifests));

@@ -342,9 +342,10 @@ class MultiTableSinkTest {
     assertThat(outcome.audit().duplicateKeys()).as(outcome.audit().toString()).isPositive();
   }
 
-  @Test
-  void aNewerRunFencesTheOlderRunsCutsAndItsFirstWriteIntoATableItRegistersLate() throws Exception {
-    MultiTableSink<Record> sink = sink("jdbc-sqlite", true);
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aNewerRunFencesTheOlderRunsCutsAndItsFirstWriteIntoATableItRegistersLate(String catalog) throws Exception {
+    MultiTableSink<Record> sink = sink(catalog, true);
     JobId job = JobId.of("fenced");
     TargetRun older = TargetRun.open(sink, job);
     closeables.add(older);
@@ -359,7 +360,7 @@ class MultiTableSinkTest {
     CutCommittable first = committer.combine(new CommitId(job, 1), List.of(writer.prepareCommit(1).orElseThrow()));
 
     // a newer run claims: it sees the registered table and takes it
-    TargetRun newer = TargetRun.open(sink(("jdbc-sqlite"), true), job);
+    TargetRun newer = TargetRun.open(sink(catalog, true), job);
     closeables.add(newer);
     newer.claim("newer run");
     assertThat(newer.epoch()).isGreaterThan(older.epoch());
@@ -367,7 +368,8 @@ class MultiTableSinkTest {
     // the older run's cut is refused, and nothing of it is visible
     CommitOutcome outcome = committer.commit(first);
     assertThat(outcome).isInstanceOf(CommitOutcome.Fatal.class);
-    assertThat(fixture.newCatalog().loadTable(DEBITS).currentSnapshot()).isNull();
+    assertThat(fixture.newCatalog().loadTable(DEBITS).snapshots()).noneMatch(snapshot ->
+        snapshot.summary().containsKey(CommitId.CHECKPOINT_ID_KEY));
     // its first record of a table the newer run's claim never saw is refused before anything is staged there
     Record credit = GenericRecord.create(SCHEMA).copy(Map.of("id", 1L, "transfer", 0L, "account", "credits",
         "amount", 10L));
@@ -391,7 +393,11 @@ class MultiTableSinkTest {
         .build();
     closeables.add(sink);
     JobId job = JobId.of("many");
-    MultiTableWriter<Record> writer = (MultiTableWriter<Record>) sink.createWriter(new WriterContext(job, 0, 1, 0, 0));
+    TargetRun run = TargetRun.open(sink, job);
+    closeables.add(run);
+    run.claim("the only run");
+    MultiTableWriter<Record> writer =
+        (MultiTableWriter<Record>) sink.createWriter(new WriterContext(job, 0, 1, 0, 0, run.epoch()));
     GenericRecord template = GenericRecord.create(SCHEMA);
     java.util.Random random = new java.util.Random(20261206L);
     int rows = tables * 8;
@@ -408,5 +414,69 @@ class MultiTableSinkTest {
     assertThat(writer.budget().openFiles()).isZero();
     assertThat(sink.jobTables(job).tables()).hasSize(tables);
     writer.close();
+  }
+
+  @Test
+  void twoRunsClaimingTheSameEpochAtOnceEndWithDifferentEpochs() throws Exception {
+    JobId job = JobId.of("fresh");
+    MultiTableTarget first = (MultiTableTarget) sink("hadoop", true).openTarget();
+    MultiTableTarget second = (MultiTableTarget) sink("hadoop", true).openTarget();
+    closeables.add(first);
+    closeables.add(second);
+    long[] firstEpoch = new long[1];
+    // the second run has chosen epoch 1 of a job with no table yet; the first claims it before it publishes
+    second.beforeClaim(new Runnable() {
+      private boolean done;
+
+      @Override
+      public void run() {
+        if (!done) {
+          done = true;
+          try {
+            firstEpoch[0] = first.claimEpoch(job, "first run").epoch();
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        }
+      }
+    });
+
+    long secondEpoch = second.claimEpoch(job, "second run").epoch();
+
+    assertThat(second.claimConflicts()).as("the claims met").isEqualTo(1);
+    assertThat(firstEpoch[0]).isEqualTo(1);
+    assertThat(secondEpoch).isEqualTo(2);
+    assertThat(second.currentEpoch(job).orElseThrow().epoch()).isEqualTo(2);
+  }
+
+  @Test
+  void aCrashBetweenTheTablesCommitsAndTheCutRecordIsRolledForwardByTheNextRun() throws IOException {
+    java.util.concurrent.atomic.AtomicInteger records = new java.util.concurrent.atomic.AtomicInteger();
+    CrashHarness.Outcome outcome = CrashHarness.run(dir.resolve("checkpoints"),
+        new CrashHarness.Config(RECORDS, 2, CHECKPOINT_EVERY, 15, false, false,
+            dev.lakecommit.core.runtime.RestoreBehindPolicy.FAIL),
+        CrashSchedule.none(), crashes -> sink("hadoop", true).beforeCutRecord(() -> {
+          if (records.incrementAndGet() == 4) {
+            throw new dev.lakecommit.core.testing.SimulatedCrash("before the cut record", 4);
+          }
+        }), transfers(RECORDS), () -> ids(fixture.newCatalog()));
+
+    assertThat(records.get()).as("the crash came").isGreaterThan(4);
+    assertThat(outcome.lives()).isEqualTo(2);
+    assertThat(outcome.audit().exact()).as(outcome.audit().toString()).isTrue();
+    Catalog reader = fixture.newCatalog();
+    assertEveryCutBalances(reader);
+    try (CutCommitter cut = sink("hadoop", true).cutCommitter(JobId.of("crash-job"))) {
+      assertThat(cut.lastCut(JobId.of("crash-job"), TABLES, List.of()).orElseThrow().checkpointId())
+          .isEqualTo(RECORDS / CHECKPOINT_EVERY);
+    }
+  }
+
+  @Test
+  void tableNamesWithDotsReadBackAsTheSameTables() {
+    TableIdentifier dotted = TableIdentifier.of(org.apache.iceberg.catalog.Namespace.of("db", "x%y"), "orders.eu");
+    assertThat(TableNames.encode(dotted)).isEqualTo("db.x%25y.orders%2Eeu");
+    assertThat(TableNames.decode(TableNames.encode(dotted))).isEqualTo(dotted);
+    assertThat(TableNames.encode(DEBITS)).isEqualTo("bank.debits");
   }
 }
