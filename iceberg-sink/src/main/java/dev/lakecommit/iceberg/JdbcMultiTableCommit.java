@@ -77,6 +77,18 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
   private final FileIO io;
   private final int maxAttempts;
   private SwapHook hook = SwapHook.NONE;
+  /** Tables from which a commit writes their metadata on several threads at once. */
+  private static final int PARALLEL_FROM = 4;
+  /**
+   * Writes the tables' new metadata of multi-table commits: mostly waiting on storage and on Iceberg's own worker
+   * pool, so more threads than cores.
+   */
+  private static final java.util.concurrent.ExecutorService PREPARERS =
+      java.util.concurrent.Executors.newFixedThreadPool(8, runnable -> {
+        Thread thread = new Thread(runnable, "lakecommit-cut-metadata");
+        thread.setDaemon(true);
+        return thread;
+      });
   /** Whether the current attempt sent its database commit: its metadata files then stay whatever the answer. */
   private boolean commitSent;
   private boolean oneTransaction = true;
@@ -168,17 +180,7 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
       boolean unknown = false;
       commitSent = false;
       try {
-        for (TableIdentifier table : order) {
-          StagingOperations ops = new StagingOperations(table);
-          ops.refresh();
-          Transaction transaction = Transactions.newTransaction(table.toString(), ops);
-          changes.get(table).apply(transaction);
-          hook.changed(table, attempt);
-          transaction.commitTransaction();
-          if (ops.swap != null) {
-            swaps.add(ops.swap);
-          }
-        }
+        prepareAll(order, changes, attempt, swaps);
         if (!swaps.isEmpty()) {
           hook.beforeSwap(attempt);
         }
@@ -210,6 +212,64 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
       LOG.info("Multi-table commit to {} of catalog {}: another writer changed a table meanwhile (attempt {});"
           + " making the changes again on fresh metadata", order, catalogName, attempt);
     }
+  }
+
+  /**
+   * Writes every table's new metadata (its pointer read once, the change applied, the files written), in the order
+   * of {@code order}, into {@code swaps}: on several threads at once when the tables are many (each table's
+   * metadata, manifests and manifest list are its own), one after another where a test hook watches the order.
+   * Every swap prepared is in {@code swaps} even when another table's change failed, so that what was written is
+   * deleted; the first failure is thrown.
+   */
+  private void prepareAll(List<TableIdentifier> order, Map<TableIdentifier, TableChange> changes, int attempt,
+      List<Swap> swaps) {
+    if (order.size() < PARALLEL_FROM || hook != SwapHook.NONE) {
+      for (TableIdentifier table : order) {
+        Swap swap = prepare(table, changes.get(table), attempt);
+        if (swap != null) {
+          swaps.add(swap);
+        }
+      }
+      return;
+    }
+    List<java.util.concurrent.Future<Swap>> prepared = new ArrayList<>();
+    for (TableIdentifier table : order) {
+      prepared.add(PREPARERS.submit(() -> prepare(table, changes.get(table), attempt)));
+    }
+    Throwable failure = null;
+    for (java.util.concurrent.Future<Swap> future : prepared) {
+      try {
+        Swap swap = future.get();
+        if (swap != null) {
+          swaps.add(swap);
+        }
+      } catch (java.util.concurrent.ExecutionException e) {
+        failure = failure == null ? e.getCause() : failure;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failure = failure == null ? e : failure;
+      }
+    }
+    if (failure instanceof RuntimeException runtime) {
+      throw runtime;
+    }
+    if (failure instanceof Error error) {
+      throw error;
+    }
+    if (failure != null) {
+      throw new CommitFailedException(failure, "Interrupted while writing the metadata of %s", order);
+    }
+  }
+
+  /** One table's new metadata, written but not published: its swap, or null if the change changed nothing. */
+  private Swap prepare(TableIdentifier table, TableChange change, int attempt) {
+    StagingOperations ops = new StagingOperations(table);
+    ops.refresh();
+    Transaction transaction = Transactions.newTransaction(table.toString(), ops);
+    change.apply(transaction);
+    hook.changed(table, attempt);
+    transaction.commitTransaction();
+    return ops.swap;
   }
 
   /**

@@ -146,6 +146,31 @@ class JdbcMultiTableCommitTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("catalogs")
+  void manyTablesWhoseMetadataIsWrittenOnSeveralThreadsShowTheirChangesAtOnce(String name) throws Exception {
+    CatalogFixture fixture = fixture(name);
+    Catalog catalog = fixture.newCatalog();
+    Map<TableIdentifier, MultiTableCommit.TableChange> changes = new LinkedHashMap<>();
+    List<TableIdentifier> many = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      TableIdentifier table = TableIdentifier.of(DB, "t" + i);
+      catalog.createTable(table, SCHEMA, PartitionSpec.unpartitioned());
+      many.add(table);
+      long rows = i + 1;
+      changes.put(table, transaction -> transaction.newFastAppend().appendFile(file(table, 1, rows)).commit());
+    }
+
+    MultiTableCommit.Result result = committer(fixture, catalog).commit(changes);
+
+    Map<String, String> pointers = pointers(fixture);
+    for (int i = 0; i < many.size(); i++) {
+      Table table = catalog.loadTable(many.get(i));
+      assertThat(rows(table)).as("%s", many.get(i)).isEqualTo(i + 1);
+      assertThat(pointers.get(many.get(i).name())).isEqualTo(result.metadataLocations().get(many.get(i)));
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
   void aConflictingWriterRollsBackEveryTableAndTheNextAttemptAppliesOnce(String name) throws Exception {
     CatalogFixture fixture = fixture(name);
     Catalog catalog = fixture.newCatalog();
