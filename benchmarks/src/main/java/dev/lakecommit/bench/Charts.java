@@ -118,6 +118,9 @@ public final class Charts {
           "ms from process start", null, false, false, List.of(Measure.secondary("options read", "cliMillis"),
               Measure.secondary("epoch claimed", "claimedMillis"), Measure.secondary("restored", "restoredMillis"),
               Measure.secondary("checkpoint durable", "checkpointMillis"), Measure.primary("first commit"))),
+      new Chart("cut-commit", "CutCommitBenchmark", ".*",
+          "One checkpoint over 100 tables: one atomic cut vs 100 one-table commits", "ms per checkpoint", null,
+          false, false, List.of(Measure.primary("ms"))),
       new Chart("hive-s3-commit", "HiveS3CommitBenchmark", ".*",
           "Hive on S3: completing staged uploads vs copy-rename", "ms per checkpoint commit", null, false, false,
           List.of(Measure.primary("ms"))));
