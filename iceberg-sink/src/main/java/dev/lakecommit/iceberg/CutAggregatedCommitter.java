@@ -20,11 +20,13 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * commits them as one cut ({@link CutCommitter}), keyed by (job id, checkpoint id), while every table holds the
  * run's epoch.
  */
-final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManifests, CutCommittable> {
+final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManifests, CutCommittable>,
+    dev.lakecommit.core.SupportsCommitProperties {
   private final MultiTableSink<?> sink;
   private JobId jobId;
   private long epoch;
   private CutCommitter cut;
+  private Map<String, String> properties = Map.of();
 
   CutAggregatedCommitter(MultiTableSink<?> sink) {
     this.sink = sink;
@@ -80,7 +82,26 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     } catch (RuntimeException e) {
       return CommitOutcome.retryable(e);
     }
-    return cut.commit(id, epoch, files, Map.of());
+    return cut.commit(id, epoch, files, properties);
+  }
+
+  /** Set in every table each cut touches, in its change (the job's source position, say). */
+  @Override
+  public void commitProperties(Map<String, String> commitProperties) {
+    this.properties = Map.copyOf(commitProperties);
+  }
+
+  /** The properties of the job's last cut, as its newest table (or its record) holds them. */
+  @Override
+  public Map<String, String> currentProperties() throws java.io.IOException {
+    if (jobId == null) {
+      return Map.of();
+    }
+    if (cut == null) {
+      cut = sink.cutCommitter(jobId);
+    }
+    java.util.Collection<TableIdentifier> tables = sink.jobTables(jobId).tables().keySet();
+    return cut.lastCut(jobId, tables, properties.keySet()).map(CutCommitter.Cut::properties).orElse(Map.of());
   }
 
   @Override

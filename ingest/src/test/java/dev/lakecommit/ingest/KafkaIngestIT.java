@@ -425,4 +425,50 @@ class KafkaIngestIT {
     assertThat(verify.out()).contains("\"sourceRows\" : 1100").contains("\"duplicateKeys\" : 0")
         .contains("\"lostKeys\" : 0");
   }
+
+  /**
+   * Two topics into a table per topic ({@code --route-by kafka_topic}): each message once in its topic's table, each
+   * checkpoint one atomic cut over both, the job's offsets in each table; a rerun commits nothing new.
+   */
+  @Test
+  void aTablePerTopicEachMessageOnceAndTheOffsetsInEveryTable() throws Exception {
+    broker.createTopic("routed-eu", 2);
+    broker.createTopic("routed-us", 1);
+    KafkaTopics.produce(broker, "routed-eu", 0, 700);
+    KafkaTopics.produce(broker, "routed-us", 1000, 1400);
+    String[] args = {"ingest", "--input", input("routed-eu,routed-us"), "--table", "shop.${kafka_topic}",
+        "--route-by", "kafka_topic", "--kafka-metadata", "topic", "--warehouse", dir.resolve("wh").toString(),
+        "--schema", "id long, kind string, ts long", "--checkpoint-every-records", "300", "--parallelism", "2",
+        "--job-id", "routed", "--until", "end"};
+
+    CliRun first = CliRun.of(args);
+    assertThat(first.exitCode()).as("%s", first).isZero();
+    assertThat(first.out()).contains("one atomic commit per cut").contains("Committed 1,100 rows");
+    org.apache.iceberg.catalog.Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit",
+        Map.of("type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(), "warehouse",
+            dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration());
+    Map<String, long[]> expected = Map.of("routed-eu", new long[] {0, 700}, "routed-us", new long[] {1000, 1400});
+    for (Map.Entry<String, long[]> topic : expected.entrySet()) {
+      org.apache.iceberg.Table table = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.of("shop",
+          topic.getKey()));
+      List<Long> ids = new ArrayList<>();
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+          org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+        rows.forEach(row -> {
+          assertThat(row.getField("kafka_topic")).isEqualTo(topic.getKey());
+          ids.add((Long) row.getField("id"));
+        });
+      }
+      assertThat(ids).as(topic.getKey()).doesNotHaveDuplicates()
+          .hasSize((int) (topic.getValue()[1] - topic.getValue()[0]))
+          .allMatch(id -> id >= topic.getValue()[0] && id < topic.getValue()[1]);
+      assertThat(table.properties()).containsKey(dev.lakecommit.core.CommitId.sourcePositionKey(
+          dev.lakecommit.core.JobId.of("routed")));
+    }
+
+    CliRun again = CliRun.of(args);
+    assertThat(again.exitCode()).as("%s", again).isZero();
+    assertThat(again.out()).contains("Nothing new to commit");
+  }
 }

@@ -192,7 +192,7 @@ public final class IngestCommand implements Callable<Integer> {
   }
 
   /** {@code --route-by}: the tables of the records, checked; null without it. */
-  private RoutedTables routes() {
+  RoutedTables routes() {
     if (routeBy == null) {
       if (requireAtomicCut) {
         throw new IllegalArgumentException("Option --require-atomic-cut is for --route-by");
@@ -212,19 +212,32 @@ public final class IngestCommand implements Callable<Integer> {
   /** A routed ingest: one multi-table sink, one cut per checkpoint over the tables it wrote. */
   private int routed(PrintWriter out, RoutedTables routes, FileSource source, JobId jobId, TableAccess access)
       throws Exception {
+    JobResult result;
+    try (MultiTableSink<Record> sink = routedSink(routes, source.schema(), jobId, out)) {
+      result = run(out, sink, source, jobId, access, null);
+    }
+    reportRouted(out, jobId, result);
+    RuntimeOptions.report(out, result);
+    return diverted(out);
+  }
+
+  /** The sink of a routed ingest of records of {@code schema}; says how its cuts become visible. */
+  MultiTableSink<Record> routedSink(RoutedTables routes, Schema schema, JobId jobId, PrintWriter out) {
     table.sinkConfig(); // the embedded warehouse's directory
-    Schema schema = source.schema();
     MultiTableSink.Builder<Record> config = MultiTableSink.forRecords(table.catalogProperties(), schema)
         .catalogName(table.catalogName)
         .router(routes.router(schema))
         .partitionBy(name -> partitionBy)
         .requireAtomicCut(requireAtomicCut);
     write.applyTo(config, parallelism);
-    JobResult result;
-    try (MultiTableSink<Record> sink = config.build()) {
-      out.printf("Cuts of job %s: %s%n", jobId, sink.cutMode());
-      result = run(out, sink, source, jobId, access, null);
-    }
+    MultiTableSink<Record> sink = config.build();
+    out.printf("Cuts of job %s: %s%n", jobId, sink.cutMode());
+    out.flush();
+    return sink;
+  }
+
+  /** What a routed ingest committed. */
+  void reportRouted(PrintWriter out, JobId jobId, JobResult result) {
     if (result.recordsRead() == 0 && result.commits() == 0) {
       out.printf("Nothing new to commit: job %s already committed up to checkpoint %d%n", jobId,
           result.lastCheckpointId());
@@ -234,8 +247,6 @@ public final class IngestCommand implements Callable<Integer> {
           result.commits(), result.skippedCommits(), table.table(), result.lastCheckpointId(), jobId);
     }
     out.flush();
-    RuntimeOptions.report(out, result);
-    return diverted(out);
   }
 
   TableAccess.IngestSettings ingestSettings() {

@@ -37,9 +37,12 @@ final class KafkaIngest {
   }
 
   int run(PrintWriter out) throws Exception {
-    TableAccess access = TableAccess.of(command.table);
+    RoutedTables routes = command.routes();
+    TableAccess access = routes != null ? new IcebergAccess(command.table) : TableAccess.of(command.table);
     TableAccess.IngestSettings settings = command.ingestSettings();
-    access.checkIngestOptions(settings);
+    if (routes == null) {
+      access.checkIngestOptions(settings);
+    }
     command.checkOptions();
     if (command.badRecordLimit().rate() < 1) {
       throw new IllegalArgumentException("Invalid option --max-bad-records " + command.maxBadRecords + " for a Kafka"
@@ -62,7 +65,8 @@ final class KafkaIngest {
     AtomicLong rowsRead = new AtomicLong();
     // The consumer starts while the table opens and the checkpoint restores: the first read only seeks.
     try (KafkaSource starting = source.startEarly();
-        Sink<Record, ?, ?> sink = access.openSink(source.schema(), settings);
+        Sink<Record, ?, ?> sink = routes != null ? command.routedSink(routes, source.schema(), jobId, out)
+            : access.openSink(source.schema(), settings);
         StopSignals signals = StopSignals.install(source::requestStop, out);
         Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
             .lag(source::lag);
@@ -76,7 +80,8 @@ final class KafkaIngest {
       String metricsAt = metrics == null ? null : metrics.address(command.kafka);
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
           command.runtime.paced(counting(source, rowsRead, mirror, runInfo(checkpoints, source, metricsAt))));
-      java.util.function.ToIntBiFunction<Record, Integer> router = access.router(sink, settings);
+      java.util.function.ToIntBiFunction<Record, Integer> router = routes != null ? null
+          : access.router(sink, settings);
       if (router != null) {
         builder.router(router);
       }
@@ -96,7 +101,11 @@ final class KafkaIngest {
       out.printf("%,d record(s) were deleted by retention before the job read them (--on-lost-offsets skip)%n",
           source.skippedByGaps());
     }
-    IngestCommand.report(out, access.describe(jobId), jobId, result);
+    if (routes != null) {
+      command.reportRouted(out, jobId, result);
+    } else {
+      IngestCommand.report(out, access.describe(jobId), jobId, result);
+    }
     out.printf("Read ahead of the completed checkpoints: at most %,d records; the reader's buffer at most %,d records,"
         + " %,d bytes%n", source.readAhead().maxInFlight(), source.readAhead().maxBuffered(),
         source.readAhead().maxBufferedBytes());
