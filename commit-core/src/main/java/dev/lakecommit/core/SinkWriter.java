@@ -45,4 +45,25 @@ public interface SinkWriter<IN, C, S> extends AutoCloseable {
   /** Releases resources without deleting or committing anything. */
   @Override
   void close() throws IOException;
+
+  /**
+   * Closes every writer, also after one failed to close; the first failure is thrown with the others suppressed.
+   */
+  static void closeAll(Iterable<? extends SinkWriter<?, ?, ?>> writers) throws IOException {
+    IOException failure = null;
+    for (SinkWriter<?, ?, ?> writer : writers) {
+      try {
+        writer.close();
+      } catch (IOException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
 }

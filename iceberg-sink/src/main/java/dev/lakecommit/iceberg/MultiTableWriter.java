@@ -78,21 +78,7 @@ final class MultiTableWriter<IN> implements SinkWriter<IN, TableManifests, Stagi
 
   @Override
   public void close() throws IOException {
-    IOException failure = null;
-    for (StagingWriter<IN> writer : writers.values()) {
-      try {
-        writer.close();
-      } catch (IOException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    SinkWriter.closeAll(writers.values());
   }
 
   /** Tables this writer has written. */

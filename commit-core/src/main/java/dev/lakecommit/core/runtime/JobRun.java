@@ -449,20 +449,6 @@ final class JobRun<IN, C, S, A> {
   }
 
   private void closeWriters(WriterPool<IN, C, S> pool) throws IOException {
-    IOException failure = null;
-    for (SinkWriter<IN, C, S> writer : pool.writers()) {
-      try {
-        writer.close();
-      } catch (IOException e) {
-        if (failure == null) {
-          failure = e;
-        } else {
-          failure.addSuppressed(e);
-        }
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    SinkWriter.closeAll(pool.writers());
   }
 }
