@@ -103,6 +103,14 @@ class RoutedIngestCliTest {
         dir.resolve("wh").toString());
     assertThat(text.out()).contains("the last cut is checkpoint 4 over " + regions.size() + " table(s)")
         .contains("`orders_eu-west`");
+    CliRun status = CliRun.of("status", "--table", "demo.orders_${region}", "--warehouse",
+        dir.resolve("wh").toString());
+    assertThat(status.exitCode()).isEqualTo(2);
+    assertThat(status.err()).contains("lakecommit cut --job-id");
+    CliRun oneTable = CliRun.of("status", "--table", "demo.orders_eu-west", "--warehouse",
+        dir.resolve("wh").toString(), "--json");
+    assertThat(oneTable.exitCode()).as(oneTable.toString()).isZero();
+    assertThat(oneTable.out()).contains(job.group(1));
   }
 
   @Test

@@ -49,6 +49,11 @@ public final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
+    if (table.table().contains("${")) {
+      throw new IllegalArgumentException("Invalid option --table: '" + table.table() + "' names a table per record"
+          + " (ingest --route-by): status shows one table (give one of them), and lakecommit cut --job-id ID shows"
+          + " where the job stands in all of them");
+    }
     TableAccess access = TableAccess.of(table);
     TableAccess.Description description = access.describe(null);
     SortedMap<String, CommitTarget.JobState> jobs;
