@@ -83,6 +83,12 @@ class RoutedIngestCliTest {
       snapshots.put(table.name().substring(table.name().indexOf('.') + 1), table.currentSnapshot().snapshotId());
     }
 
+    CliRun verify = CliRun.of("verify", "--source", CliTest.SAMPLE.toString(), "--table", "demo.orders_${region}",
+        "--warehouse", dir.resolve("wh").toString(), "--key", "order_id", "--event-time", "ordered_at", "--json");
+    assertThat(verify.exitCode()).as(verify.toString()).isZero();
+    assertThat(verify.out()).contains("\"sourceRows\" : 2000").contains("\"duplicateKeys\" : 0")
+        .contains("\"lostKeys\" : 0").contains("\"tableRows\" : 2000");
+
     CliRun second = CliRun.of(ingest(CliTest.SAMPLE));
     assertThat(second.exitCode()).as(second.toString()).isZero();
     assertThat(second.out()).contains("Nothing new to commit").contains("checkpoint 4");

@@ -71,7 +71,7 @@ public final class VerifyCommand implements Callable<Integer> {
         table.catalogProperties(), table.hadoopConf()));
     Path spill = spill();
     AuditReport report;
-    try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
+    try (TableAccess.OpenRows rows = openRows()) {
       report = Audit.run(input, rows.rows(), key, eventTime, spill, Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }
     return report(out, report);
@@ -98,9 +98,47 @@ public final class VerifyCommand implements Callable<Integer> {
         : KafkaSource.ValueFormat.of(format), valueSchema, metadata, java.util.Map.copyOf(kafkaProperties),
         KafkaSource.StartingOffsets.parse("earliest"), KafkaSource.OnLostOffsets.FAIL, true,
         java.time.Duration.ofSeconds(30), avro)).ignoreUnknownColumns();
-    try (TableAccess.OpenRows rows = TableAccess.of(table).openRows()) {
+    try (TableAccess.OpenRows rows = openRows()) {
       return Audit.run(kafka, rows.rows(), key, eventTime, spill(), Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }
+  }
+
+  /**
+   * The table's rows; for a pattern of a routed job ({@code --table 'db.orders_${region}'}), the rows of every table
+   * of its namespace whose name fits it, audited as one.
+   */
+  private TableAccess.OpenRows openRows() throws java.io.IOException {
+    String pattern = table.table();
+    if (!pattern.contains("${")) {
+      return TableAccess.of(table).openRows();
+    }
+    int dot = pattern.lastIndexOf('.');
+    if (dot < 0 || pattern.substring(0, dot).contains("${")) {
+      throw new IllegalArgumentException("Invalid option --table: '" + pattern + "' (a routed job's tables are"
+          + " verified by a pattern with ${COLUMN} in the table's name, not its namespace)");
+    }
+    org.apache.iceberg.catalog.Namespace namespace = org.apache.iceberg.catalog.Namespace.of(
+        pattern.substring(0, dot).split("\\."));
+    java.util.regex.Pattern names = java.util.regex.Pattern.compile(java.util.Arrays.stream(
+        pattern.substring(dot + 1).split("\\$\\{[^}]*\\}", -1)).map(java.util.regex.Pattern::quote)
+        .collect(java.util.stream.Collectors.joining("[A-Za-z0-9_-]+")));
+    org.apache.iceberg.catalog.Catalog catalog = dev.lakecommit.iceberg.CatalogLoader.load(table.catalogName,
+        table.catalogProperties(), table.hadoopConf());
+    java.util.List<dev.lakecommit.ingest.verify.TableRows> tables = new java.util.ArrayList<>();
+    for (org.apache.iceberg.catalog.TableIdentifier identifier : catalog.listTables(namespace)) {
+      if (names.matcher(identifier.name()).matches()) {
+        tables.add(new dev.lakecommit.ingest.verify.IcebergTableRows(catalog.loadTable(identifier)));
+      }
+    }
+    if (tables.isEmpty()) {
+      throw new IllegalArgumentException("Invalid option --table: no table of " + namespace + " fits '" + pattern
+          + "'");
+    }
+    return new TableAccess.OpenRows(new dev.lakecommit.ingest.verify.RoutedTableRows(pattern, tables), () -> {
+      if (catalog instanceof java.io.Closeable closeable) {
+        closeable.close();
+      }
+    });
   }
 
   private int report(PrintWriter out, AuditReport report) {
