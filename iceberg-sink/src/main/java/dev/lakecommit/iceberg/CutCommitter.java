@@ -364,8 +364,9 @@ public final class CutCommitter implements AutoCloseable {
     try {
       int holding = holding(id, tables);
       if (holding == 0) {
-        return CommitOutcome.fatal(new IllegalStateException(cause.getMessage() + "; nothing of " + id
-            + " is visible", cause));
+        // a fenced run's cut keeps its FencedException, which the runtime reports as the run being fenced
+        return CommitOutcome.fatal(cause instanceof FencedException ? cause : new IllegalStateException(
+            cause.getMessage() + "; nothing of " + id + " is visible", cause));
       }
       return CommitOutcome.unknown(new IllegalStateException(cause.getMessage() + "; " + holding + " of the "
           + tables.size() + " tables hold " + id + " already, so its files stay", cause));

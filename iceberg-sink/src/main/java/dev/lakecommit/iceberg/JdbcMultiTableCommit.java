@@ -237,18 +237,27 @@ public final class JdbcMultiTableCommit implements MultiTableCommit {
       prepared.add(PREPARERS.submit(() -> prepare(table, changes.get(table), attempt)));
     }
     Throwable failure = null;
+    boolean interrupted = false;
     for (java.util.concurrent.Future<Swap> future : prepared) {
-      try {
-        Swap swap = future.get();
-        if (swap != null) {
-          swaps.add(swap);
+      // every task is waited for, also after an interrupt: what each wrote is in swaps, to be deleted if unused
+      while (true) {
+        try {
+          Swap swap = future.get();
+          if (swap != null) {
+            swaps.add(swap);
+          }
+          break;
+        } catch (java.util.concurrent.ExecutionException e) {
+          failure = failure == null ? e.getCause() : failure;
+          break;
+        } catch (InterruptedException e) {
+          interrupted = true;
+          failure = failure == null ? e : failure;
         }
-      } catch (java.util.concurrent.ExecutionException e) {
-        failure = failure == null ? e.getCause() : failure;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        failure = failure == null ? e : failure;
       }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
     if (failure instanceof RuntimeException runtime) {
       throw runtime;

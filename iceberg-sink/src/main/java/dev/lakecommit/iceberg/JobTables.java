@@ -27,6 +27,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 final class JobTables {
   private static final String TABLE = "table-";
   private static final String CLAIM = "claim-";
+  private static final String UUID = "uuid-";
   /** Claims kept besides the newest. */
   private static final int KEEP_CLAIMS = 10;
 
@@ -57,6 +58,7 @@ final class JobTables {
       registered = Optional.empty();
     }
     if (registered.isEmpty()) {
+      claimName(table, uuid);
       try {
         store.publish(name, uuid.getBytes(StandardCharsets.UTF_8));
         return;
@@ -66,6 +68,30 @@ final class JobTables {
     }
     if (registered.isPresent() && !registered.get().isBlank() && !registered.get().equals(uuid)) {
       throw new IllegalStateException(recreated(table, registered.get(), uuid));
+    }
+  }
+
+  /**
+   * Records which name the job writes a table by ({@code uuid-<uuid>}): two names of one table (a catalog that
+   * ignores case reads {@code db.EU} and {@code db.eu} as one) would commit one checkpoint's rows twice into it, and
+   * the second would find the checkpoint there and add nothing.
+   */
+  private void claimName(TableIdentifier table, String uuid) throws IOException {
+    String name = UUID + uuid;
+    String encoded = TableNames.encode(table);
+    Optional<String> named = read(name).filter(value -> !value.isBlank());
+    if (named.isEmpty()) {
+      try {
+        store.publish(name, encoded.getBytes(StandardCharsets.UTF_8));
+        return;
+      } catch (FileAlreadyExistsException raced) {
+        named = read(name);
+      }
+    }
+    if (named.isPresent() && !named.get().equals(encoded)) {
+      throw new IllegalStateException("Tables " + TableNames.decode(named.get()) + " and " + table + " are the same"
+          + " table (UUID " + uuid + "): the catalog does not tell their names apart (does it ignore case?); route"
+          + " the records of one table to one name");
     }
   }
 
@@ -129,6 +155,15 @@ final class JobTables {
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * The highest epoch any claim published here names, readable or not (a claim a crash cut short still took its
+   * epoch: the next run claims above it).
+   */
+  long highestClaimedEpoch() throws IOException {
+    List<Claim> claims = claims();
+    return claims.isEmpty() ? 0 : claims.get(claims.size() - 1).epoch();
   }
 
   /** The claim of an epoch, if it was published here. */

@@ -89,11 +89,15 @@ public final class MultiTableSink<IN>
           e.getMessage()), e);
     }
     String warehouse = config.catalogProperties.get(CatalogProperties.WAREHOUSE_LOCATION);
-    if (config.stateLocation == null && warehouse == null) {
-      throw new IllegalArgumentException("Catalog '" + config.catalogName + "' has no warehouse: give the sink a"
-          + " state location for the job's tables and cut records (stateLocation)");
+    String given = config.stateLocation != null ? config.stateLocation
+        : config.catalogProperties.get(STATE_LOCATION_KEY);
+    if (given == null && !isLocation(warehouse)) {
+      throw new IllegalArgumentException("Catalog '" + config.catalogName + "' has no warehouse location"
+          + (warehouse == null ? "" : " ('" + warehouse + "' names none)") + ": give a location for the jobs' tables"
+          + " and cut records, the catalog property " + STATE_LOCATION_KEY + " (-C " + STATE_LOCATION_KEY
+          + "=s3://bucket/lakecommit) or stateLocation(...)");
     }
-    this.stateLocation = config.stateLocation != null ? strip(config.stateLocation) : strip(warehouse) + "/_lakecommit/jobs";
+    this.stateLocation = given != null ? strip(given) : strip(warehouse) + "/_lakecommit/jobs";
     String io = config.catalogProperties.getOrDefault(CatalogProperties.FILE_IO_IMPL,
         "org.apache.iceberg.hadoop.HadoopFileIO");
     this.stateIo = CatalogUtil.loadFileIO(io, config.catalogProperties, HadoopConfs.from(config.catalogProperties));
@@ -101,6 +105,17 @@ public final class MultiTableSink<IN>
     try (CutCommitter check = cutCommitter(JobId.of("check"))) {
       LOG.info("Multi-table sink on catalog {}: {}", config.catalogName, check.mode());
     }
+  }
+
+  /**
+   * The catalog property naming where the jobs' state lives (their tables, run claims, cut records), for catalogs
+   * whose warehouse is no location (a REST catalog's warehouse is often a name).
+   */
+  public static final String STATE_LOCATION_KEY = "lakecommit.state-location";
+
+  private static boolean isLocation(String warehouse) {
+    return warehouse != null
+        && (warehouse.contains("://") || warehouse.startsWith("/") || warehouse.startsWith("file:"));
   }
 
   private static String strip(String location) {

@@ -99,7 +99,7 @@ final class MultiTableTarget implements CommitTarget {
     CutCommitter cut = cut(jobId);
     RuntimeException last = null;
     for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
-      long highest = state.newestClaim().map(RunEpoch::epoch).orElse(0L);
+      long highest = state.highestClaimedEpoch();
       for (TableIdentifier table : tables(jobId)) {
         highest = Math.max(highest, cut.epochOf(jobId, table));
       }

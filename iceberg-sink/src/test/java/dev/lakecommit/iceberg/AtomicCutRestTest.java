@@ -156,7 +156,7 @@ class AtomicCutRestTest {
     CommitOutcome refused = commit(old, 2, oldEpoch, tables);
 
     assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
-    assertThat(((CommitOutcome.Fatal) refused).cause()).hasCauseInstanceOf(FencedException.class)
+    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
         .hasMessageContaining("newer run");
     assertThat(new HashSet<>(checkpointsAtOnce().values())).containsExactly(1L);
   }

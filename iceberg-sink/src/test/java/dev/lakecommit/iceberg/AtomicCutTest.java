@@ -204,7 +204,7 @@ class AtomicCutTest {
     CommitOutcome refused = commit(old, 2, oldEpoch, tables);
 
     assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
-    assertThat(((CommitOutcome.Fatal) refused).cause()).hasCauseInstanceOf(FencedException.class)
+    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
         .hasMessageContaining("newer run");
     assertThat(checkpointsAtOnce("cut")).isEqualTo(before);
     for (TableIdentifier table : tables) {

@@ -368,6 +368,7 @@ class MultiTableSinkTest {
     // the older run's cut is refused, and nothing of it is visible
     CommitOutcome outcome = committer.commit(first);
     assertThat(outcome).isInstanceOf(CommitOutcome.Fatal.class);
+    assertThat(((CommitOutcome.Fatal) outcome).cause()).isInstanceOf(FencedException.class);
     assertThat(fixture.newCatalog().loadTable(DEBITS).snapshots()).noneMatch(snapshot ->
         snapshot.summary().containsKey(CommitId.CHECKPOINT_ID_KEY));
     // its first record of a table the newer run's claim never saw is refused before anything is staged there
@@ -478,5 +479,25 @@ class MultiTableSinkTest {
     assertThat(TableNames.encode(dotted)).isEqualTo("db.x%25y.orders%2Eeu");
     assertThat(TableNames.decode(TableNames.encode(dotted))).isEqualTo(dotted);
     assertThat(TableNames.encode(DEBITS)).isEqualTo("bank.debits");
+  }
+
+  @Test
+  void aClaimThatACrashLeftEmptyStillTakesItsEpochAndTwoNamesOfOneTableAreRefused() throws Exception {
+    MultiTableSink<Record> sink = sink("hadoop", true);
+    JobId job = JobId.of("torn");
+    // a run killed while it wrote its claim of epoch 5: the object is there, empty
+    Path state = Path.of(java.net.URI.create(sink.stateLocation() + "/torn/tables"));
+    Files.createDirectories(state);
+    Files.write(state.resolve("claim-00000000000000000005-0123456789abcdef"), new byte[0]);
+    try (MultiTableTarget target = (MultiTableTarget) sink.openTarget()) {
+      assertThat(target.claimEpoch(job, "next run").epoch()).isEqualTo(6);
+    }
+
+    JobTables tables = sink.jobTables(job);
+    tables.register(DEBITS, "uuid-1");
+    tables.register(DEBITS, "uuid-1");
+    assertThatThrownBy(() -> tables.register(TableIdentifier.of("bank", "DEBITS"), "uuid-1"))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("bank.DEBITS").hasMessageContaining(
+            "bank.debits").hasMessageContaining("same table");
   }
 }

@@ -184,7 +184,7 @@ class RecordedCutTest {
     CommitOutcome refused = commit(old, 2, oldEpoch, tables);
 
     assertThat(refused).isInstanceOf(CommitOutcome.Fatal.class);
-    assertThat(((CommitOutcome.Fatal) refused).cause()).hasCauseInstanceOf(FencedException.class)
+    assertThat(((CommitOutcome.Fatal) refused).cause()).isInstanceOf(FencedException.class)
         .hasMessageContaining("newer run");
     Set<Long> seen = new HashSet<>(asOfTheLastCut("cut", tables).values());
     assertThat(seen).as("no record of the fenced run's cut").containsExactly(1L);

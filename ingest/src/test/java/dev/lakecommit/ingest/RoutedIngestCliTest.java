@@ -140,5 +140,13 @@ class RoutedIngestCliTest {
     CliRun badValue = CliRun.of(ingest(bad));
     assertThat(badValue.exitCode()).as(badValue.toString()).isEqualTo(3);
     assertThat(badValue.err()).contains("orders_a b").contains("region");
+    Files.writeString(bad, "{\"order_id\": 1, \"region\": \"eu.west\"}\n");
+    CliRun dotted = CliRun.of(ingest(bad, "--job-id", "dotted"));
+    assertThat(dotted.exitCode()).as(dotted.toString()).isEqualTo(3);
+    assertThat(dotted.err()).contains("eu.west").contains("no table name");
+
+    CliRun hiveOption = CliRun.of(ingest(CliTest.SAMPLE, "--success-files"));
+    assertThat(hiveOption.exitCode()).isEqualTo(2);
+    assertThat(hiveOption.err()).contains("--success-files");
   }
 }

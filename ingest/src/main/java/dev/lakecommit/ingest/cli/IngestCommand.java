@@ -202,6 +202,11 @@ public final class IngestCommand implements Callable<Integer> {
     if (table.target() != TableKind.ICEBERG) {
       throw new IllegalArgumentException("Option --route-by is for Iceberg tables (--target iceberg)");
     }
+    if (tableLocation != null || external || successFiles) {
+      throw new IllegalArgumentException("Options --table-location, --external and --success-files are for "
+          + "--target hive");
+    }
+    write.checkIceberg();
     if (maintain.every != 0 || noCreateTable || addNewColumns) {
       throw new IllegalArgumentException("Options --maintain-every, --no-create-table and --add-new-columns are for"
           + " one table; with --route-by every table is created on its first record with the input's schema");
@@ -230,6 +235,12 @@ public final class IngestCommand implements Callable<Integer> {
         .partitionBy(name -> partitionBy)
         .requireAtomicCut(requireAtomicCut);
     write.applyTo(config, parallelism);
+    if (codec != null) {
+      java.util.Map<String, String> properties = new java.util.LinkedHashMap<>(write.tableProperties);
+      properties.put(org.apache.iceberg.TableProperties.PARQUET_COMPRESSION,
+          codec.toLowerCase(java.util.Locale.ROOT));
+      config.tableProperties(properties);
+    }
     MultiTableSink<Record> sink = config.build();
     out.printf("Cuts of job %s: %s%n", jobId, sink.cutMode());
     out.flush();

@@ -64,9 +64,9 @@ record RoutedTables(String field, String pattern) {
             + "': no table to write it to");
       }
       String name = pattern.replace(placeholder, value.toString());
-      if (!validName(name)) {
+      if (!value.toString().matches("[A-Za-z0-9_-]+") || !validName(name)) {
         throw new IllegalArgumentException("The record " + record + " routes to '" + name + "' (" + field + " = '"
-            + value + "'), which is no table name: letters, digits, _ and - only");
+            + value + "'), which is no table name: the value must be letters, digits, _ and - only");
       }
       return TableIdentifier.parse(name);
     };
