@@ -254,65 +254,6 @@ abstract class StagingWriterContract {
   }
 
   @Test
-  void writersOfManyTablesShareOneBudgetOfOpenFilesAndBufferedBytes() throws IOException {
-    Schema schema =
-        new Schema(
-            Types.NestedField.required(1, "id", Types.LongType.get()),
-            Types.NestedField.required(2, "p", Types.IntegerType.get()),
-            Types.NestedField.required(3, "text", Types.StringType.get()));
-    PartitionSpec spec = PartitionSpec.builderFor(schema).identity("p").build();
-    int tables = 40;
-    int maxOpen = 8;
-    long bound = 128 * 1024;
-    long slack = 256 * 300; // the buffers are measured every 256 records of under 300 bytes
-    Counted counting = countingIO();
-    WriteBudget budget = new WriteBudget(maxOpen, bound);
-    List<StagingWriter<Record>> writers = new ArrayList<>();
-    for (int t = 0; t < tables; t++) {
-      // each table's own bounds are far above the budget's: the budget bounds the writer
-      StagingWriterConfig config = config(schema).io(counting.io()).spec(spec).codec("uncompressed")
-          .layout(StagingLayout.under(layout.root() + "/table-" + t)).maxOpenFiles(1000).build();
-      writers.add(StagingWriter.create(config, InputConverter.records(), context(0, 0, 0), budget));
-    }
-    Random random = new Random(20261206L);
-    Record template = GenericRecord.create(schema);
-    int rows = 6_000;
-    long[] written = new long[tables];
-    for (int i = 0; i < rows; i++) {
-      // a few hot tables, the others now and then: every table is written, most files close early
-      int table = random.nextInt(4) == 0 ? random.nextInt(tables) : random.nextInt(4);
-      Record row = template.copy();
-      row.setField("id", (long) i);
-      row.setField("p", random.nextInt(2));
-      row.setField("text", "x".repeat(200) + i);
-      writers.get(table).write(row);
-      written[table]++;
-      assertThat(budget.openFiles()).isLessThanOrEqualTo(maxOpen);
-      assertThat(budget.bufferedBytes()).isLessThanOrEqualTo(bound + slack);
-    }
-    long reported = 0;
-    for (int t = 0; t < tables; t++) {
-      StagingWriter<Record> writer = writers.get(t);
-      java.util.Optional<StagingManifest> manifest = writer.prepareCommit(1);
-      assertThat(manifest.map(StagingManifest::recordCount).orElse(0L)).as("table %s", t).isEqualTo(written[t]);
-      if (manifest.isPresent()) {
-        for (StagedFile file : manifest.get().files()) {
-          assertThat(file.path()).startsWith(layout.root() + "/table-" + t + "/");
-          assertThat(ParquetFiles.read(io(), file.path(), schema)).hasSize((int) file.recordCount());
-        }
-        reported += manifest.get().recordCount();
-      }
-      writer.close();
-    }
-    assertThat(reported).isEqualTo(rows);
-    assertThat(java.util.Arrays.stream(written).filter(n -> n > 0).count()).isEqualTo(tables);
-    assertThat(counting.counter().maxOpen()).isEqualTo(maxOpen);
-    assertThat(budget.mostOpenFiles()).isEqualTo(maxOpen);
-    assertThat(counting.counter().open()).isZero();
-    assertThat(budget.openFiles()).isZero();
-  }
-
-  @Test
   void closesTheLargestOpenFileWhenTheOpenFilesBufferMoreThanTheBound() throws IOException {
     Schema schema =
         new Schema(
