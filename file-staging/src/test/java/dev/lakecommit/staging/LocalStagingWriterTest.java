@@ -262,11 +262,7 @@ class LocalStagingWriterTest extends StagingWriterContract {
   /** The budget is the same on every storage: tested on local disk, where 40 tables' files cost nothing. */
   @Test
   void writersOfManyTablesShareOneBudgetOfOpenFilesAndBufferedBytes() throws IOException {
-    Schema schema =
-        new Schema(
-            Types.NestedField.required(1, "id", Types.LongType.get()),
-            Types.NestedField.required(2, "p", Types.IntegerType.get()),
-            Types.NestedField.required(3, "text", Types.StringType.get()));
+    Schema schema = TEXT_ROWS;
     PartitionSpec spec = PartitionSpec.builderFor(schema).identity("p").build();
     int tables = 40;
     int maxOpen = 8;

@@ -46,6 +46,12 @@ import org.junit.jupiter.api.TestInfo;
  */
 abstract class StagingWriterContract {
   static final JobId JOB = JobId.of("job-7");
+  /** Rows of an id, a partition number and a text: the bound tests' records. */
+  static final Schema TEXT_ROWS =
+      new Schema(
+          Types.NestedField.required(1, "id", Types.LongType.get()),
+          Types.NestedField.required(2, "p", Types.IntegerType.get()),
+          Types.NestedField.required(3, "text", Types.StringType.get()));
 
   protected StagingLayout layout;
 
@@ -255,11 +261,7 @@ abstract class StagingWriterContract {
 
   @Test
   void closesTheLargestOpenFileWhenTheOpenFilesBufferMoreThanTheBound() throws IOException {
-    Schema schema =
-        new Schema(
-            Types.NestedField.required(1, "id", Types.LongType.get()),
-            Types.NestedField.required(2, "p", Types.IntegerType.get()),
-            Types.NestedField.required(3, "text", Types.StringType.get()));
+    Schema schema = TEXT_ROWS;
     PartitionSpec spec = PartitionSpec.builderFor(schema).identity("p").build();
     long bound = 256 * 1024;
     int partitions = 8;
