@@ -253,11 +253,6 @@ public final class CutCommitter implements AutoCloseable {
     }
   }
 
-  /** The epoch of the job a table holds now (0: none). */
-  long epochOf(JobId jobId, TableIdentifier table) {
-    return epochIn(metadata(table), jobId);
-  }
-
   /**
    * Commits checkpoint {@code id} as one cut: each table's files as one snapshot of it, all visible at once (or,
    * table by table, then its record), or finds the cut there already. A failure is {@link CommitOutcome.Fatal} (its

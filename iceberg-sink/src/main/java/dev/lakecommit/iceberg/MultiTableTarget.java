@@ -54,9 +54,9 @@ final class MultiTableTarget implements CommitTarget {
     return cuts.computeIfAbsent(jobId, sink::cutCommitter);
   }
 
-  /** The registered tables, each checked to be the table the job registered. */
-  private List<TableIdentifier> tables(JobId jobId) throws IOException {
-    List<TableIdentifier> tables = new ArrayList<>();
+  /** The registered tables, each loaded once and checked to be the table the job registered. */
+  private Map<TableIdentifier, Table> loaded(JobId jobId) throws IOException {
+    Map<TableIdentifier, Table> tables = new java.util.LinkedHashMap<>();
     for (Map.Entry<TableIdentifier, String> entry : sink.jobTables(jobId).tables().entrySet()) {
       Table table;
       try {
@@ -72,9 +72,27 @@ final class MultiTableTarget implements CommitTarget {
       if (!uuid.equals(entry.getValue())) {
         throw new IllegalStateException(JobTables.recreated(entry.getKey(), entry.getValue(), uuid));
       }
-      tables.add(entry.getKey());
+      tables.put(entry.getKey(), table);
     }
     return tables;
+  }
+
+  private List<TableIdentifier> tables(JobId jobId) throws IOException {
+    return List.copyOf(loaded(jobId).keySet());
+  }
+
+  /** One call per registered table, as a one-table target on its staged files. */
+  private interface PerTable<T> {
+    T apply(IcebergTarget table) throws IOException;
+  }
+
+  private <T> List<T> eachTable(JobId jobId, PerTable<T> call) throws IOException {
+    List<T> results = new ArrayList<>();
+    for (Map.Entry<TableIdentifier, Table> table : loaded(jobId).entrySet()) {
+      results.add(call.apply(new IcebergTarget(sink.catalog(), table.getKey(), SnapshotRef.MAIN_BRANCH,
+          MultiTableSink.layout(table.getValue()))));
+    }
+    return results;
   }
 
   @Override
@@ -100,8 +118,9 @@ final class MultiTableTarget implements CommitTarget {
     RuntimeException last = null;
     for (int attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
       long highest = state.highestClaimedEpoch();
-      for (TableIdentifier table : tables(jobId)) {
-        highest = Math.max(highest, cut.epochOf(jobId, table));
+      for (Table table : loaded(jobId).values()) {
+        highest = Math.max(highest, IcebergTarget.epochIn(((HasTableOperations) table).operations().current(), jobId)
+            .map(RunEpoch::epoch).orElse(0L));
       }
       RunEpoch claim = new RunEpoch(highest + 1, run);
       beforeClaim.run();
@@ -156,9 +175,8 @@ final class MultiTableTarget implements CommitTarget {
   @Override
   public Optional<RunEpoch> currentEpoch(JobId jobId) throws IOException {
     Optional<RunEpoch> newest = sink.jobTables(jobId).newestClaim();
-    for (TableIdentifier table : tables(jobId)) {
-      Optional<RunEpoch> held = IcebergTarget.epochIn(
-          ((HasTableOperations) sink.catalog().loadTable(table)).operations().current(), jobId);
+    for (Table table : loaded(jobId).values()) {
+      Optional<RunEpoch> held = IcebergTarget.epochIn(((HasTableOperations) table).operations().current(), jobId);
       if (held.isPresent() && (newest.isEmpty() || held.get().epoch() > newest.get().epoch())) {
         newest = held;
       }
@@ -166,55 +184,34 @@ final class MultiTableTarget implements CommitTarget {
     return newest;
   }
 
-  private IcebergTarget table(TableIdentifier identifier) {
-    Table table = sink.catalog().loadTable(identifier);
-    return new IcebergTarget(sink.catalog(), identifier, SnapshotRef.MAIN_BRANCH, MultiTableSink.layout(table));
-  }
-
   @Override
   public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    List<String> staged = new ArrayList<>();
-    for (TableIdentifier table : tables(jobId)) {
-      staged.addAll(table(table).listStaged(jobId, checkpointId, minEpoch, maxEpoch));
-    }
-    return staged;
+    return eachTable(jobId, table -> table.listStaged(jobId, checkpointId, minEpoch, maxEpoch)).stream()
+        .flatMap(List::stream).toList();
   }
 
   @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    long deleted = 0;
-    for (TableIdentifier table : tables(jobId)) {
-      deleted += table(table).deleteStaged(jobId, checkpointId, minEpoch, maxEpoch);
-    }
-    return deleted;
+    return eachTable(jobId, table -> table.deleteStaged(jobId, checkpointId, minEpoch, maxEpoch)).stream()
+        .mapToLong(Long::longValue).sum();
   }
 
   @Override
   public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
       throws IOException {
-    long deleted = 0;
-    for (TableIdentifier table : tables(jobId)) {
-      deleted += table(table).deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt);
-    }
-    return deleted;
+    return eachTable(jobId, table -> table.deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt))
+        .stream().mapToLong(Long::longValue).sum();
   }
 
   @Override
   public List<String> committedLeftovers(JobId jobId) throws IOException {
-    List<String> leftovers = new ArrayList<>();
-    for (TableIdentifier table : tables(jobId)) {
-      leftovers.addAll(table(table).committedLeftovers(jobId));
-    }
-    return leftovers;
+    return eachTable(jobId, table -> table.committedLeftovers(jobId)).stream().flatMap(List::stream).toList();
   }
 
   @Override
   public long deleteCommittedLeftovers(JobId jobId) throws IOException {
-    long deleted = 0;
-    for (TableIdentifier table : tables(jobId)) {
-      deleted += table(table).deleteCommittedLeftovers(jobId);
-    }
-    return deleted;
+    return eachTable(jobId, table -> table.deleteCommittedLeftovers(jobId)).stream().mapToLong(Long::longValue)
+        .sum();
   }
 
   /** Not kept per job across tables: a multi-table job is read with {@link #lastCommittedCheckpoint}. */

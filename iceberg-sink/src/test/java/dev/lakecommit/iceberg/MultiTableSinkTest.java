@@ -499,5 +499,8 @@ class MultiTableSinkTest {
     assertThatThrownBy(() -> tables.register(TableIdentifier.of("bank", "DEBITS"), "uuid-1"))
         .isInstanceOf(IllegalStateException.class).hasMessageContaining("bank.DEBITS").hasMessageContaining(
             "bank.debits").hasMessageContaining("same table");
+    // the table dropped and created again under its name: another UUID
+    assertThatThrownBy(() -> tables.register(DEBITS, "uuid-2")).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("bank.debits").hasMessageContaining("dropped and created again");
   }
 }
