@@ -69,6 +69,8 @@ public final class MultiTableSink<IN>
   private final Catalog catalog;
   private final FileIO stateIo;
   private final String stateLocation;
+  /** How a cut becomes visible on the catalog, found when the sink was built. */
+  private final String cutMode;
   /** The tables this process prepared for a run (job and epoch), so each is prepared once per run. */
   private final Map<String, Table> prepared = new ConcurrentHashMap<>();
   /** The epoch each job's run claimed in this process ({@link MultiTableTarget#claimEpoch}). */
@@ -103,8 +105,9 @@ public final class MultiTableSink<IN>
     this.stateIo = CatalogUtil.loadFileIO(io, config.catalogProperties, HadoopConfs.from(config.catalogProperties));
     // refuses a catalog without atomic cuts where one is required, before anything is written
     try (CutCommitter check = cutCommitter(JobId.of("check"))) {
-      LOG.info("Multi-table sink on catalog {}: {}", config.catalogName, check.mode());
+      this.cutMode = check.mode();
     }
+    LOG.info("Multi-table sink on catalog {}: {}", config.catalogName, cutMode);
   }
 
   /**
@@ -149,9 +152,7 @@ public final class MultiTableSink<IN>
 
   /** How a cut becomes visible on this sink's catalog, for a run's start message. */
   public String cutMode() {
-    try (CutCommitter cut = cutCommitter(JobId.of("mode"))) {
-      return cut.mode();
-    }
+    return cutMode;
   }
 
   /**
