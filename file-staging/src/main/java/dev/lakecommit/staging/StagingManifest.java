@@ -30,7 +30,7 @@ public record StagingManifest(
     List<StagedFile> files,
     Optional<IcebergManifest> icebergManifest,
     List<StagedFile> deleteFiles,
-    Optional<String> evolvedSchema) {
+    Optional<String> evolvedSchema) implements WriterManifest {
 
   public StagingManifest {
     Objects.requireNonNull(evolvedSchema, "evolvedSchema");
@@ -85,6 +85,7 @@ public record StagingManifest(
   }
 
   /** This manifest as of checkpoint {@code newCheckpointId} (an engine renumbered the checkpoint). */
+  @Override
   public StagingManifest withCheckpointId(long newCheckpointId) {
     return new StagingManifest(jobId, newCheckpointId, writerIndex, attempt, files, icebergManifest, deleteFiles,
         evolvedSchema);

@@ -2,7 +2,7 @@ package dev.lakecommit.flink;
 
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.VersionedSerialization;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -23,7 +23,8 @@ import java.util.Objects;
  * @param tableIdentity the identity of the table the state was taken against ({@code CommitTarget.identity()}),
  *     empty if unknown (state stored by serializer version 1)
  */
-record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointId, List<StagingManifest> pending,
+record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointId,
+    List<WriterManifest> pending,
     String tableIdentity) {
 
   AggregatorState {
@@ -34,7 +35,7 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
   /** The highest Lakecommit checkpoint id the state refers to: its last commit or a pending manifest's. */
   long highestCheckpointId() {
     long highest = lastCommitId;
-    for (StagingManifest manifest : pending) {
+    for (WriterManifest manifest : pending) {
       highest = Math.max(highest, manifest.checkpointId());
     }
     return highest;
@@ -46,7 +47,17 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
    */
   static final class Serializer implements SimpleVersionedSerializer<AggregatorState> {
     private static final int VERSION = 2;
-    private final StagingManifestSerializer manifests = new StagingManifestSerializer();
+    private final SimpleVersionedSerializer<WriterManifest> manifests;
+
+    /** For the state of a sink of one table (its writers report {@code StagingManifest}s). */
+    Serializer() {
+      this(FlinkSerializers.erase(new StagingManifestSerializer()));
+    }
+
+    /** For the state of a sink whose writers report what {@code manifests} reads. */
+    Serializer(SimpleVersionedSerializer<WriterManifest> manifests) {
+      this.manifests = manifests;
+    }
 
     @Override
     public int version() {
@@ -75,7 +86,7 @@ record AggregatorState(long offset, long lastCommitId, long lastFlinkCheckpointI
         long offset = in.readLong();
         long lastCommitId = in.readLong();
         long lastFlink = in.readLong();
-        List<StagingManifest> pending =
+        List<WriterManifest> pending =
             VersionedSerialization.readAll(manifests, in, "Flink AggregatorState manifests");
         String identity = version == 1 ? "" : in.readUTF();
         if (in.available() > 0) {

@@ -5,7 +5,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.core.VersionedSerialization;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * never applies it to another table.
  */
 final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<CheckpointCommittable>>
-    implements OneInputStreamOperator<CommittableMessage<StagingManifest>, CommittableMessage<CheckpointCommittable>>,
+    implements OneInputStreamOperator<CommittableMessage<WriterManifest>, CommittableMessage<CheckpointCommittable>>,
         BoundedOneInput {
   private static final Logger LOG = LoggerFactory.getLogger(CommitAggregator.class);
   private static final ListStateDescriptor<byte[]> STATE =
@@ -81,9 +81,9 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   private final String tableIdentity;
 
   private transient TargetRun run;
-  private transient SinkAggregatedCommitter<StagingManifest, Object> committer;
+  private transient SinkAggregatedCommitter<WriterManifest, Object> committer;
   private transient ListState<byte[]> state;
-  private transient List<StagingManifest> pending;
+  private transient List<WriterManifest> pending;
   private transient long offset;
   private transient long lastCommitId;
   private transient long lastFlinkCheckpoint;
@@ -130,7 +130,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
       lastFlinkCheckpoint = context.getRestoredCheckpointId().orElse(0);
       keep = context.getRestoredCheckpointId().isPresent() ? -1 : committed;
     } else {
-      AggregatorState restored = VersionedSerialization.fromBytes(new AggregatorState.Serializer(), stored.get(0));
+      AggregatorState restored = VersionedSerialization.fromBytes(stateSerializer(), stored.get(0));
       if (!restored.tableIdentity().isEmpty() && !identity.isEmpty() && !restored.tableIdentity().equals(identity)) {
         throw RestoreChecks.otherTable("The Flink state restored from checkpoint "
             + context.getRestoredCheckpointId().orElse(0) + " (last commit " + restored.lastCommitId() + ")",
@@ -155,6 +155,10 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
     deleteOlderRunsOrphans(keep);
     orphansDeleted = getMetricGroup().addGroup(CommitMetrics.GROUP).counter("stagedOrphansDeleted");
     sweepAbove = keep >= 0 && attempt() > 0 ? keep : -1;
+  }
+
+  private AggregatorState.Serializer stateSerializer() {
+    return new AggregatorState.Serializer(target.writeResultSerializer());
   }
 
   private int attempt() {
@@ -236,8 +240,8 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   }
 
   @Override
-  public void processElement(StreamRecord<CommittableMessage<StagingManifest>> element) {
-    if (element.getValue() instanceof CommittableWithLineage<StagingManifest> committable) {
+  public void processElement(StreamRecord<CommittableMessage<WriterManifest>> element) {
+    if (element.getValue() instanceof CommittableWithLineage<WriterManifest> committable) {
       pending.add(committable.getCommittable());
       maxTag = Math.max(maxTag, committable.getCheckpointId());
     }
@@ -265,7 +269,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   @Override
   public void snapshotState(StateSnapshotContext context) throws Exception {
     super.snapshotState(context);
-    state.update(List.of(VersionedSerialization.toBytes(new AggregatorState.Serializer(),
+    state.update(List.of(VersionedSerialization.toBytes(stateSerializer(),
         new AggregatorState(offset, lastCommitId, Math.max(lastFlinkCheckpoint, context.getCheckpointId()),
             pending, tableIdentity))));
   }
@@ -275,17 +279,17 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
       return;
     }
     long id = Math.max(offset + flinkCheckpointId, lastCommitId + 1);
-    for (StagingManifest manifest : pending) {
+    for (WriterManifest manifest : pending) {
       id = Math.max(id, manifest.checkpointId());
     }
-    List<StagingManifest> restamped = new ArrayList<>(pending.size());
-    for (StagingManifest m : pending) {
+    List<WriterManifest> restamped = new ArrayList<>(pending.size());
+    for (WriterManifest m : pending) {
       restamped.add(restamp(m, id));
     }
     CommitId commitId = new CommitId(JobId.of(jobId), id);
     Object combined = committer.combine(commitId, restamped);
     LOG.info("Combined {} manifests of {} writers into {} (Flink checkpoint {})", restamped.size(),
-        restamped.stream().mapToInt(StagingManifest::writerIndex).distinct().count(), commitId, flinkCheckpointId);
+        restamped.stream().mapToInt(WriterManifest::writerIndex).distinct().count(), commitId, flinkCheckpointId);
     output.collect(new StreamRecord<>(new CommittableSummary<>(0, 1, flinkCheckpointId, 1, 0)));
     CheckpointCommittable committable = new CheckpointCommittable(flinkCheckpointId, commitId, combined,
         tableIdentity);
@@ -295,7 +299,7 @@ final class CommitAggregator extends AbstractStreamOperator<CommittableMessage<C
   }
 
   /** The manifest under the commit's id, with everything else it holds (data, delete files, Iceberg manifest). */
-  static StagingManifest restamp(StagingManifest m, long checkpointId) {
+  static WriterManifest restamp(WriterManifest m, long checkpointId) {
     return m.checkpointId() == checkpointId ? m : m.withCheckpointId(checkpointId);
   }
 

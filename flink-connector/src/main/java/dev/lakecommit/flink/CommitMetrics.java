@@ -2,6 +2,7 @@ package dev.lakecommit.flink;
 
 import dev.lakecommit.core.CommitId;
 import dev.lakecommit.hive.HiveCommittable;
+import dev.lakecommit.iceberg.CutCommittable;
 import dev.lakecommit.iceberg.IcebergCommittable;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,7 +29,10 @@ import org.apache.flink.runtime.metrics.DescriptiveStatisticsHistogram;
  *       held, acknowledged without a commit;
  *   <li>{@code pendingCheckpoints} (gauge): commits handed over and not settled (left pending for a retry, or
  *       being committed);
- *   <li>{@code commitRetries} (counter): commit attempts after the first, for any checkpoint.
+ *   <li>{@code commitRetries} (counter): commit attempts after the first, for any checkpoint;
+ *   <li>{@code lastCutTables} (gauge, sinks of several tables): how many tables the last cut touched; -1 before the
+ *       first. The commit of such a sink is its cut: {@code lastCommitDurationMs} and {@code commitLatencyMs} time
+ *       the whole cut, every table's commit and the cut record included.
  * </ul>
  *
  * <p>Counters restart at 0 with every restart of the committer's task, as Flink's own do.
@@ -46,6 +50,7 @@ final class CommitMetrics {
   private final Histogram commitLatency;
   private final Map<CommitId, Long> handedOverNanos = new ConcurrentHashMap<>();
   private volatile long lastCommitDurationMs = -1;
+  private volatile int lastCutTables = -1;
 
   private CommitMetrics(MetricGroup group) {
     committedCheckpoints = group.counter("committedCheckpoints");
@@ -57,6 +62,7 @@ final class CommitMetrics {
     commitLatency = group.histogram("commitLatencyMs", new DescriptiveStatisticsHistogram(HISTOGRAM_WINDOW));
     group.gauge("lastCommitDurationMs", () -> lastCommitDurationMs);
     group.gauge("pendingCheckpoints", handedOverNanos::size);
+    group.gauge("lastCutTables", () -> lastCutTables);
   }
 
   /** Registers the metrics in {@code operatorGroup}'s subgroup {@value #GROUP}. */
@@ -81,6 +87,9 @@ final class CommitMetrics {
       add(iceberg.fileCount(), iceberg.recordCount(), iceberg.totalBytes());
     } else if (committable instanceof HiveCommittable hive) {
       add(hive.fileCount(), hive.recordCount(), hive.totalBytes());
+    } else if (committable instanceof CutCommittable cut) {
+      lastCutTables = cut.tables().size();
+      add(cut.fileCount(), cut.recordCount(), cut.totalBytes());
     }
   }
 

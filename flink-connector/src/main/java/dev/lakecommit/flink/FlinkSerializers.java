@@ -12,6 +12,15 @@ final class FlinkSerializers {
     return new Adapter<>(core);
   }
 
+  /**
+   * A serializer of values of a subtype as a serializer of the supertype that a Flink operator is typed with; given
+   * a value of another subtype, it fails with a {@link ClassCastException}.
+   */
+  @SuppressWarnings("unchecked")
+  static <T> SimpleVersionedSerializer<T> erase(SimpleVersionedSerializer<? extends T> core) {
+    return (SimpleVersionedSerializer<T>) core;
+  }
+
   private static final class Adapter<T> implements org.apache.flink.core.io.SimpleVersionedSerializer<T> {
     private final SimpleVersionedSerializer<T> core;
 

@@ -7,7 +7,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.TargetRun;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -61,7 +61,7 @@ final class LakecommitCommitter implements Committer<CheckpointCommittable> {
   /** Restored commits whose staged files were found complete (or that the table holds). */
   private final Set<CommitId> verified = new HashSet<>();
   private TargetRun run;
-  private SinkAggregatedCommitter<StagingManifest, Object> committer;
+  private SinkAggregatedCommitter<WriterManifest, Object> committer;
 
   /**
    * @param epoch the run's epoch: every commit checks that the table still holds it

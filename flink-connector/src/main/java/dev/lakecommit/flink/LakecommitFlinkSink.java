@@ -7,8 +7,7 @@ import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import dev.lakecommit.iceberg.MaintenanceOptions;
-import dev.lakecommit.staging.StagingManifest;
-import dev.lakecommit.staging.StagingManifestSerializer;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -101,7 +100,7 @@ public final class LakecommitFlinkSink
         SupportsWriterState<RowData, WriterState>,
         SupportsCommitter<CheckpointCommittable>,
         SupportsPreWriteTopology<RowData>,
-        SupportsPreCommitTopology<StagingManifest, CheckpointCommittable>,
+        SupportsPreCommitTopology<WriterManifest, CheckpointCommittable>,
         SupportsPostCommitTopology<CheckpointCommittable> {
   private static final long serialVersionUID = 1L;
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LakecommitFlinkSink.class);
@@ -206,8 +205,8 @@ public final class LakecommitFlinkSink
   }
 
   @Override
-  public SimpleVersionedSerializer<StagingManifest> getWriteResultSerializer() {
-    return FlinkSerializers.of(new StagingManifestSerializer());
+  public SimpleVersionedSerializer<WriterManifest> getWriteResultSerializer() {
+    return FlinkSerializers.of(target.writeResultSerializer());
   }
 
   /**
@@ -238,7 +237,7 @@ public final class LakecommitFlinkSink
    */
   @Override
   public DataStream<CommittableMessage<CheckpointCommittable>> addPreCommitTopology(
-      DataStream<CommittableMessage<StagingManifest>> manifests) {
+      DataStream<CommittableMessage<WriterManifest>> manifests) {
     long claimed = claimRunEpoch();
     LOG.info("Job {} on {} ({}) claimed run epoch {} for this submission", jobId, target.table(), tableIdentity,
         claimed);
@@ -311,6 +310,17 @@ public final class LakecommitFlinkSink
       return this;
     }
 
+    /**
+     * Writes a table per row to Iceberg tables of one catalog, all tables of a checkpoint as one cut: JDBC catalogs
+     * (and REST catalogs that commit several tables atomically) swap every table's metadata in one transaction;
+     * other catalogs commit table by table, then publish a cut record ({@link
+     * dev.lakecommit.iceberg.MultiTableSink}). Tables are created on their first row. Rows only add (INSERT).
+     */
+    public Builder icebergTables(IcebergTables tables) {
+      this.target = SinkRecipe.icebergTables(tables);
+      return this;
+    }
+
     /** Writes to a Hive table through its metastore; the supplier is serializable, as for {@link #iceberg}. */
     public Builder hive(SerializableSupplier<HiveSinkConfig> config) {
       this.target = SinkRecipe.hive(config);
@@ -323,7 +333,10 @@ public final class LakecommitFlinkSink
       return this;
     }
 
-    /** A name of this job; the job id is then {@code <table>-<name>} (characters outside the id's set become -). */
+    /**
+     * A name of this job; the job id is then {@code <table>-<name>}, or {@code <catalog name>-<name>} for {@link
+     * #icebergTables} (characters outside the id's set become -).
+     */
     public Builder jobName(String name) {
       if (name == null || name.isBlank()) {
         throw new IllegalArgumentException("Invalid job name: '" + name + "' (must not be blank)");
@@ -374,12 +387,12 @@ public final class LakecommitFlinkSink
      */
     public LakecommitFlinkSink build() {
       if (target == null) {
-        throw new IllegalArgumentException("Missing target: call iceberg(() -> IcebergSinkConfig...) or"
-            + " hive(() -> HiveSinkConfig...)");
+        throw new IllegalArgumentException("Missing target: call iceberg(() -> IcebergSinkConfig...),"
+            + " icebergTables(IcebergTables...) or hive(() -> HiveSinkConfig...)");
       }
       if (maintenanceEvery > 0 && !target.iceberg()) {
-        throw new IllegalArgumentException("maintenance(...) is for Iceberg tables; " + target.table() + " is a"
-            + " Hive table");
+        throw new IllegalArgumentException("maintenance(...) is for one Iceberg table; " + target.describe()
+            + " is not one");
       }
       String id = jobId != null ? jobId : derivedJobId();
       try (var sink = target.open(rowType).sink()) {
@@ -395,7 +408,7 @@ public final class LakecommitFlinkSink
         throw new IllegalArgumentException("Missing job id: call jobId(\"...\") or jobName(\"...\"); it must stay"
             + " the same when the job restarts from a savepoint");
       }
-      String raw = (target.table() + "-" + jobName).replaceAll("[^A-Za-z0-9._-]", "-");
+      String raw = (target.jobIdBase() + "-" + jobName).replaceAll("[^A-Za-z0-9._-]", "-");
       String trimmed = raw.replaceFirst("^[^A-Za-z0-9]+", "");
       return JobId.of(trimmed.length() > 128 ? trimmed.substring(0, 128) : trimmed).value();
     }

@@ -4,7 +4,7 @@ import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.core.SupportsDeletes;
 import dev.lakecommit.core.WriterContext;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import dev.lakecommit.staging.StagingWriterState;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -36,10 +36,10 @@ import org.slf4j.LoggerFactory;
  * naming its kind, instead of being added as if it were one.
  */
 final class LakecommitWriter
-    implements CommittingSinkWriter<RowData, StagingManifest>, StatefulSinkWriter<RowData, WriterState> {
+    implements CommittingSinkWriter<RowData, WriterManifest>, StatefulSinkWriter<RowData, WriterState> {
   private static final Logger LOG = LoggerFactory.getLogger(LakecommitWriter.class);
 
-  private final dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer;
+  private final dev.lakecommit.core.SinkWriter<RowData, ? extends WriterManifest, StagingWriterState> writer;
   /** The writer's deletes by key, if the target has them; null for a target that only adds rows. */
   private final SupportsDeletes<RowData> deletes;
   private final String target;
@@ -51,7 +51,7 @@ final class LakecommitWriter
   private long rowsSincePrepare;
 
   @SuppressWarnings("unchecked")
-  private LakecommitWriter(dev.lakecommit.core.SinkWriter<RowData, StagingManifest, StagingWriterState> writer,
+  private LakecommitWriter(dev.lakecommit.core.SinkWriter<RowData, ? extends WriterManifest, StagingWriterState> writer,
       String target, int index, JobId jobId, long offset, long lastFlinkCheckpoint, long lastPrepared) {
     this.writer = writer;
     this.deletes = writer instanceof SupportsDeletes<?> d ? (SupportsDeletes<RowData>) d : null;
@@ -147,12 +147,12 @@ final class LakecommitWriter
 
   /** Closes the open files and reports them under a provisional checkpoint id (see the class comment). */
   @Override
-  public Collection<StagingManifest> prepareCommit() throws IOException {
+  public Collection<WriterManifest> prepareCommit() throws IOException {
     long provisional = Math.max(lastPrepared + 1, offset + lastFlinkCheckpoint + 1);
-    Optional<StagingManifest> manifest = writer.prepareCommit(provisional);
+    Optional<? extends WriterManifest> manifest = writer.prepareCommit(provisional);
     lastPrepared = provisional;
     rowsSincePrepare = 0;
-    return manifest.map(List::of).orElse(List.of());
+    return manifest.<Collection<WriterManifest>>map(List::of).orElse(List.of());
   }
 
   @Override

@@ -9,11 +9,14 @@ import dev.lakecommit.core.TargetRun;
 import dev.lakecommit.hive.HiveCommittable;
 import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.hive.HiveSinkConfig;
+import dev.lakecommit.iceberg.CutCommittable;
 import dev.lakecommit.iceberg.IcebergCommittable;
 import dev.lakecommit.iceberg.IcebergSink;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.iceberg.TableManifests;
+import dev.lakecommit.staging.StagingManifestSerializer;
 import dev.lakecommit.staging.StagingWriterState;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.Objects;
@@ -32,12 +35,12 @@ abstract class SinkRecipe implements Serializable {
    * A Lakecommit sink of Flink rows, the committers of its combined commits and its target. What the Flink sink asks
    * of the table itself (watermark, run epoch, identity, staged files) goes through a {@link TargetRun} on it.
    */
-  record CoreSink(Sink<RowData, StagingManifest, StagingWriterState> sink,
-      SupportsAggregatedCommitter<StagingManifest, Object> committers, SupportsTarget targets) {
+  record CoreSink(Sink<RowData, ? extends WriterManifest, StagingWriterState> sink,
+      SupportsAggregatedCommitter<WriterManifest, Object> committers, SupportsTarget targets) {
     @SuppressWarnings("unchecked")
-    static <S extends Sink<RowData, StagingManifest, StagingWriterState>
-        & SupportsAggregatedCommitter<StagingManifest, ?> & SupportsTarget> CoreSink of(S sink) {
-      return new CoreSink(sink, (SupportsAggregatedCommitter<StagingManifest, Object>) sink, sink);
+    static <W extends WriterManifest, S extends Sink<RowData, W, StagingWriterState>
+        & SupportsAggregatedCommitter<W, ?> & SupportsTarget> CoreSink of(S sink) {
+      return new CoreSink(sink, (SupportsAggregatedCommitter<WriterManifest, Object>) (Object) sink, sink);
     }
 
     /** A run of the job on the table that claims its epoch here (on the client, when Flink translates the sink). */
@@ -112,6 +115,16 @@ abstract class SinkRecipe implements Serializable {
   /** Serializer of the target's combined commits, without connecting anywhere. */
   abstract SimpleVersionedSerializer<Object> committableSerializer();
 
+  /** Serializer of what one writer reports at a checkpoint, without connecting anywhere. */
+  SimpleVersionedSerializer<WriterManifest> writeResultSerializer() {
+    return FlinkSerializers.erase(new StagingManifestSerializer());
+  }
+
+  /** The start of a job id derived from a job name ({@code <this>-<name>}): the table. */
+  String jobIdBase() {
+    return table();
+  }
+
   static SinkRecipe iceberg(SerializableSupplier<IcebergSinkConfig> config) {
     return new IcebergRecipe(config);
   }
@@ -120,9 +133,12 @@ abstract class SinkRecipe implements Serializable {
     return new HiveRecipe(config);
   }
 
-  @SuppressWarnings("unchecked")
+  static SinkRecipe icebergTables(IcebergTables tables) {
+    return new TablesRecipe(tables);
+  }
+
   private static SimpleVersionedSerializer<Object> erase(SimpleVersionedSerializer<?> serializer) {
-    return (SimpleVersionedSerializer<Object>) serializer;
+    return FlinkSerializers.erase(serializer);
   }
 
   private static final class IcebergRecipe extends SinkRecipe {
@@ -191,6 +207,51 @@ abstract class SinkRecipe implements Serializable {
     @Override
     SimpleVersionedSerializer<Object> committableSerializer() {
       return erase(new HiveCommittable.Serializer());
+    }
+  }
+
+  /** Iceberg tables of one catalog, a table per row, committed as one cut per checkpoint ({@link IcebergTables}). */
+  private static final class TablesRecipe extends SinkRecipe {
+    private static final long serialVersionUID = 1L;
+    private final IcebergTables tables;
+
+    TablesRecipe(IcebergTables tables) {
+      this.tables = Objects.requireNonNull(tables, "tables");
+    }
+
+    @Override
+    String table() {
+      return "the tables " + tables.routing() + " of catalog " + tables.catalogName();
+    }
+
+    @Override
+    String describe() {
+      return "Iceberg " + table();
+    }
+
+    @Override
+    String jobIdBase() {
+      return tables.catalogName();
+    }
+
+    @Override
+    boolean iceberg() {
+      return false;
+    }
+
+    @Override
+    CoreSink open(RowType rowType) {
+      return CoreSink.of(tables.open(rowType));
+    }
+
+    @Override
+    SimpleVersionedSerializer<Object> committableSerializer() {
+      return erase(new CutCommittable.Serializer());
+    }
+
+    @Override
+    SimpleVersionedSerializer<WriterManifest> writeResultSerializer() {
+      return FlinkSerializers.erase(new TableManifests.Serializer());
     }
   }
 }

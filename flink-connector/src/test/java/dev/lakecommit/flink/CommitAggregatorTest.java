@@ -41,7 +41,7 @@ class CommitAggregatorTest {
     StagingManifest withDeletes = new StagingManifest(JOB, 41, 1, 2, upsert.files(), Optional.empty(),
         List.of(deletes(41)));
 
-    StagingManifest restamped = CommitAggregator.restamp(withDeletes, 47);
+    StagingManifest restamped = (StagingManifest) CommitAggregator.restamp(withDeletes, 47);
 
     assertThat(restamped.checkpointId()).isEqualTo(47);
     assertThat(restamped.deleteFiles()).as("delete files of an upsert").isEqualTo(withDeletes.deleteFiles());
@@ -54,7 +54,7 @@ class CommitAggregatorTest {
     StagingManifest deletesOnly = new StagingManifest(JOB, 41, 0, 0, List.of(), Optional.empty(),
         List.of(deletes(41)));
 
-    StagingManifest restamped = CommitAggregator.restamp(deletesOnly, 47);
+    StagingManifest restamped = (StagingManifest) CommitAggregator.restamp(deletesOnly, 47);
 
     assertThat(restamped.checkpointId()).isEqualTo(47);
     assertThat(restamped.files()).isEmpty();

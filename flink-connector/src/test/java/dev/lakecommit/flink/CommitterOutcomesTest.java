@@ -10,7 +10,7 @@ import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -48,12 +48,12 @@ class CommitterOutcomesTest {
 
     @Override
     CoreSink open(RowType rowType) {
-      SupportsAggregatedCommitter<StagingManifest, Object> committers = new SupportsAggregatedCommitter<>() {
+      SupportsAggregatedCommitter<WriterManifest, Object> committers = new SupportsAggregatedCommitter<>() {
         @Override
-        public SinkAggregatedCommitter<StagingManifest, Object> createAggregatedCommitter() {
+        public SinkAggregatedCommitter<WriterManifest, Object> createAggregatedCommitter() {
           return new SinkAggregatedCommitter<>() {
             @Override
-            public Object combine(CommitId commitId, List<StagingManifest> infos) {
+            public Object combine(CommitId commitId, List<WriterManifest> infos) {
               return commitId;
             }
 

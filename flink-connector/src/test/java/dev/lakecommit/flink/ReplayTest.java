@@ -9,7 +9,7 @@ import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.core.WriterContext;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import dev.lakecommit.staging.StagingWriterState;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -88,9 +88,9 @@ class ReplayTest {
     JobId job = JobId.of("replay");
     CommitId id = new CommitId(job, 1);
     Object combined;
-    try (SinkWriter<RowData, StagingManifest, StagingWriterState> writer =
+    try (SinkWriter<RowData, ? extends WriterManifest, StagingWriterState> writer =
         core.sink().createWriter(new WriterContext(job, 0, 1, 0, 0));
-        SinkAggregatedCommitter<StagingManifest, Object> committer =
+        SinkAggregatedCommitter<WriterManifest, Object> committer =
             core.committers().createAggregatedCommitter()) {
       for (long i = 0; i < 100; i++) {
         writer.write(GenericRowData.of(i, StringData.fromString(TestJobs.partitionOf(i)),

@@ -6,7 +6,7 @@ import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.RetryPolicy;
 import dev.lakecommit.core.SinkAggregatedCommitter;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -44,10 +44,10 @@ class RestoredCommitChecksTest {
       writer.write(GenericRowData.of(i, StringData.fromString(TestJobs.partitionOf(i)),
           StringData.fromString("row-" + i)), null);
     }
-    StagingManifest manifest = writer.prepareCommit().iterator().next();
+    WriterManifest manifest = writer.prepareCommit().iterator().next();
     writer.close();
     CommitId id = new CommitId(job, checkpoint);
-    try (SinkAggregatedCommitter<StagingManifest, Object> combiner =
+    try (SinkAggregatedCommitter<WriterManifest, Object> combiner =
         target.open(TestJobs.ROW_TYPE).committers().createAggregatedCommitter()) {
       return new CheckpointCommittable(checkpoint, id, combiner.combine(id, List.of(CommitAggregator.restamp(
           manifest, checkpoint))), identity);

@@ -10,6 +10,7 @@ import dev.lakecommit.core.RunEpoch;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.staging.StagedFile;
 import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -180,7 +181,7 @@ class RunEpochTest {
     StagingManifest restamped = new StagingManifest(job, checkpoint, manifest.writerIndex(), manifest.attempt(),
         manifest.files(), manifest.icebergManifest());
     Object combined;
-    try (SinkAggregatedCommitter<StagingManifest, Object> combiner =
+    try (SinkAggregatedCommitter<WriterManifest, Object> combiner =
         target.open(TestJobs.ROW_TYPE).committers().createAggregatedCommitter()) {
       combined = combiner.combine(id, List.of(restamped));
     }
@@ -196,9 +197,9 @@ class RunEpochTest {
     }
   }
 
-  private static StagingManifest single(Collection<StagingManifest> manifests) {
+  private static StagingManifest single(Collection<WriterManifest> manifests) {
     assertThat(manifests).hasSize(1);
-    return manifests.iterator().next();
+    return (StagingManifest) manifests.iterator().next();
   }
 
   private static String fileName(StagedFile file) {

@@ -85,6 +85,22 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     return cut.commit(id, epoch, files, properties);
   }
 
+  /** The first staged file of the cut that is gone, in any of its tables (a restored cut is checked first). */
+  @Override
+  public java.util.Optional<String> missingStaged(CutCommittable committable) {
+    for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
+      org.apache.iceberg.io.FileIO io = sink.catalog().loadTable(TableNames.decode(entry.getKey())).io();
+      for (StagingManifest manifest : entry.getValue()) {
+        for (StagedFile file : manifest.files()) {
+          if (!io.newInputFile(file.path()).exists()) {
+            return java.util.Optional.of(file.path());
+          }
+        }
+      }
+    }
+    return java.util.Optional.empty();
+  }
+
   /** Set in every table each cut touches, in its change (the job's source position, say). */
   @Override
   public void commitProperties(Map<String, String> commitProperties) {

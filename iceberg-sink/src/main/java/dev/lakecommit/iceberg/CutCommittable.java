@@ -39,8 +39,18 @@ public record CutCommittable(CommitId commitId, SortedMap<String, List<StagingMa
     return tables.values().stream().flatMap(List::stream).mapToLong(StagingManifest::recordCount).sum();
   }
 
+  /** Bytes of the checkpoint's data files over all tables. */
+  public long totalBytes() {
+    return tables.values().stream().flatMap(List::stream).mapToLong(StagingManifest::totalBytes).sum();
+  }
+
+  /** Data files of the checkpoint over all tables. */
+  public int fileCount() {
+    return tables.values().stream().flatMap(List::stream).mapToInt(m -> m.files().size()).sum();
+  }
+
   /** Version 1: job id, checkpoint id, the table count, then each table's name and manifests. */
-  static final class Serializer implements SimpleVersionedSerializer<CutCommittable> {
+  public static final class Serializer implements SimpleVersionedSerializer<CutCommittable> {
     private final StagingManifestSerializer manifest = new StagingManifestSerializer();
 
     @Override

@@ -36,7 +36,6 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.FileIO;
 import org.slf4j.Logger;
@@ -296,20 +295,27 @@ public final class MultiTableSink<IN>
           && !namespaces.namespaceExists(namespace)) {
         try {
           namespaces.createNamespace(namespace);
-        } catch (AlreadyExistsException raced) {
-          // created by another writer meanwhile
+        } catch (RuntimeException raced) {
+          // another writer created it meanwhile: AlreadyExistsException, or a JDBC catalog's failed insert
+          if (!namespaces.namespaceExists(namespace)) {
+            throw raced;
+          }
         }
       }
       Map<String, String> properties = new HashMap<>(config.tableProperties);
       properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true");
       properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_PREVIOUS_VERSIONS_MAX,
           Integer.toString(TableSetup.DEFAULT_PREVIOUS_VERSIONS_MAX));
+      org.apache.iceberg.PartitionSpec spec = PartitionSpecs.parse(schema, config.partitionBy.apply(identifier));
       try {
-        Table table = catalog.createTable(identifier, schema,
-            PartitionSpecs.parse(schema, config.partitionBy.apply(identifier)), properties);
+        Table table = catalog.createTable(identifier, schema, spec, properties);
         LOG.info("Created table {} on its first record", identifier);
         return table;
-      } catch (AlreadyExistsException raced) {
+      } catch (RuntimeException raced) {
+        // another writer created it meanwhile: AlreadyExistsException, or a JDBC catalog's failed insert
+        if (!catalog.tableExists(identifier)) {
+          throw raced;
+        }
         return catalog.loadTable(identifier);
       }
     }

@@ -4,6 +4,7 @@ import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.VersionedSerialization;
 import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingManifestSerializer;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
@@ -21,7 +22,7 @@ import java.util.TreeMap;
  *
  * @param manifests at least one
  */
-public record TableManifests(SortedMap<String, StagingManifest> manifests) {
+public record TableManifests(SortedMap<String, StagingManifest> manifests) implements WriterManifest {
 
   public TableManifests {
     if (manifests.isEmpty()) {
@@ -30,8 +31,27 @@ public record TableManifests(SortedMap<String, StagingManifest> manifests) {
     manifests = Collections.unmodifiableSortedMap(new TreeMap<>(manifests));
   }
 
+  /** The highest checkpoint a table's files were named after (a writer names all of one checkpoint alike). */
+  @Override
+  public long checkpointId() {
+    return manifests.values().stream().mapToLong(StagingManifest::checkpointId).max().orElseThrow();
+  }
+
+  @Override
+  public int writerIndex() {
+    return manifests.values().iterator().next().writerIndex();
+  }
+
+  /** Every table's manifest as of checkpoint {@code newCheckpointId}. */
+  @Override
+  public TableManifests withCheckpointId(long newCheckpointId) {
+    SortedMap<String, StagingManifest> renumbered = new TreeMap<>();
+    manifests.forEach((table, manifest) -> renumbered.put(table, manifest.withCheckpointId(newCheckpointId)));
+    return new TableManifests(renumbered);
+  }
+
   /** Version 1: the table count, then each table's name and manifest (with its own versioned serializer). */
-  static final class Serializer implements SimpleVersionedSerializer<TableManifests> {
+  public static final class Serializer implements SimpleVersionedSerializer<TableManifests> {
     private final StagingManifestSerializer manifest = new StagingManifestSerializer();
 
     @Override

@@ -22,26 +22,18 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.stream.Stream;
-import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.GenericRecord;
-import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
-import org.apache.iceberg.util.SnapshotUtil;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -182,18 +174,7 @@ class MultiTableSinkTest {
   }
 
   private static List<Record> rows(Table table, Long snapshotId) {
-    List<Record> rows = new ArrayList<>();
-    if (snapshotId == null && table.currentSnapshot() == null) {
-      return rows;
-    }
-    IcebergGenerics.ScanBuilder scan = IcebergGenerics.read(table);
-    try (CloseableIterable<Record> records = snapshotId == null ? scan.build() : scan.useSnapshot(snapshotId)
-        .build()) {
-      records.forEach(rows::add);
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-    return rows;
+    return CutAudit.rows(table, snapshotId);
   }
 
   /**
@@ -201,52 +182,20 @@ class MultiTableSinkTest {
    * checkpoint. The transfers in the debit tables must be those in the credits, each once.
    */
   private static int assertEveryCutBalances(Catalog catalog) {
-    Map<TableIdentifier, TableMetadata> metadata = new HashMap<>();
-    TreeSet<Long> checkpoints = new TreeSet<>();
-    for (TableIdentifier table : TABLES) {
-      if (catalog.tableExists(table)) {
-        TableMetadata current = ((HasTableOperations) catalog.loadTable(table)).operations().current();
-        metadata.put(table, current);
-        for (Snapshot snapshot : current.snapshots()) {
-          String checkpoint = snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
-          if (checkpoint != null) {
-            checkpoints.add(Long.parseLong(checkpoint));
-            assertThat(snapshot.summary()).containsKey(CutCommitter.CUT_TABLES_KEY);
-          }
-        }
-      }
-    }
+    CutAudit audit = new CutAudit(catalog, TABLES);
+    Set<Long> checkpoints = audit.checkpoints();
     assertThat(checkpoints).isNotEmpty();
     for (long checkpoint : checkpoints) {
       Map<Long, Integer> debits = new TreeMap<>();
       Map<Long, Integer> credits = new TreeMap<>();
-      for (Map.Entry<TableIdentifier, TableMetadata> table : metadata.entrySet()) {
-        Snapshot snapshot = newestAtOrBelow(table.getValue(), checkpoint);
-        if (snapshot == null) {
-          continue;
-        }
-        Map<Long, Integer> side = table.getKey().equals(CREDITS) ? credits : debits;
-        for (Record row : rows(catalog.loadTable(table.getKey()), snapshot.snapshotId())) {
-          side.merge((Long) row.getField("transfer"), 1, Integer::sum);
-        }
-      }
+      audit.at(checkpoint).forEach((table, rows) -> {
+        Map<Long, Integer> side = table.equals(CREDITS) ? credits : debits;
+        rows.forEach(row -> side.merge((Long) row.getField("transfer"), 1, Integer::sum));
+      });
       assertThat(debits).as("debits at cut %s", checkpoint).isEqualTo(credits);
       assertThat(debits.values()).as("each transfer once at cut %s", checkpoint).allMatch(n -> n == 1);
     }
     return checkpoints.size();
-  }
-
-  private static Snapshot newestAtOrBelow(TableMetadata metadata, long checkpoint) {
-    if (metadata.currentSnapshot() == null) {
-      return null;
-    }
-    for (Snapshot snapshot : SnapshotUtil.ancestorsOf(metadata.currentSnapshot().snapshotId(), metadata::snapshot)) {
-      String id = snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
-      if (id != null && Long.parseLong(id) <= checkpoint) {
-        return snapshot;
-      }
-    }
-    return null;
   }
 
   /** Files under a table's data location that no snapshot references. */

@@ -1,5 +1,6 @@
 package dev.lakecommit.ingest.cli;
 
+import dev.lakecommit.iceberg.TablePattern;
 import java.util.function.Function;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -17,27 +18,16 @@ record RoutedTables(String field, String pattern) {
    * @throws IllegalArgumentException naming the option if the pattern lacks the placeholder or is no table name
    */
   static RoutedTables of(String field, String pattern) {
-    String placeholder = "${" + field + "}";
+    String placeholder = TablePattern.placeholder(field);
     if (!pattern.contains(placeholder)) {
       throw new IllegalArgumentException("Invalid option --table: '" + pattern + "' names no table per record: with"
           + " --route-by " + field + " it holds " + placeholder + ", e.g. --table 'db." + placeholder + "'");
     }
-    RoutedTables routed = new RoutedTables(field, pattern);
-    String example = pattern.replace(placeholder, "x");
-    if (!validName(example)) {
+    if (!TablePattern.isPlainName(pattern.replace(placeholder, "x"))) {
       throw new IllegalArgumentException("Invalid option --table: '" + pattern + "' (use namespace.name with "
           + placeholder + " in it: letters, digits, _ and -, no empty part, no /)");
     }
-    return routed;
-  }
-
-  private static boolean validName(String table) {
-    String[] parts = table.split("\\.", -1);
-    boolean valid = parts.length >= 2;
-    for (String part : parts) {
-      valid &= part.matches("[A-Za-z0-9_][A-Za-z0-9_-]*");
-    }
-    return valid;
+    return new RoutedTables(field, pattern);
   }
 
   /**
@@ -56,19 +46,7 @@ record RoutedTables(String field, String pattern) {
           + ", not a value a table can be named by");
     }
     int position = schema.columns().indexOf(column);
-    String placeholder = "${" + field + "}";
-    return record -> {
-      Object value = record.get(position, Object.class);
-      if (value == null) {
-        throw new IllegalArgumentException("The record " + record + " has no value in --route-by column '" + field
-            + "': no table to write it to");
-      }
-      String name = pattern.replace(placeholder, value.toString());
-      if (!value.toString().matches("[A-Za-z0-9_-]+") || !validName(name)) {
-        throw new IllegalArgumentException("The record " + record + " routes to '" + name + "' (" + field + " = '"
-            + value + "'), which is no table name: the value must be letters, digits, _ and - only");
-      }
-      return TableIdentifier.parse(name);
-    };
+    TablePattern tables = new TablePattern(field, pattern);
+    return record -> tables.table(record.get(position, Object.class), record);
   }
 }
