@@ -8,15 +8,20 @@ import dev.lakecommit.core.testing.TestScale;
 import dev.lakecommit.iceberg.CutAudit;
 import dev.lakecommit.iceberg.MultiTableSink;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.functions.FlatMapFunction;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -30,6 +35,7 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.util.Collector;
+import org.apache.flink.util.ExceptionUtils;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.data.Record;
@@ -99,7 +105,7 @@ class FlinkMultiTableSinkIT {
       long lateFrom, String badSide) {
     return env.fromSource(new DataGeneratorSource<>(i -> from + i, count, RateLimiterStrategy.perSecond(perSecond),
             Types.LONG), WatermarkStrategy.noWatermarks(), "transfers")
-        .uid("transfers")
+        .uid("transfers").setParallelism(1)
         .flatMap(new Transfer(lateFrom, badSide)).uid("transfer-rows")
         .returns(InternalTypeInfo.of(ROW_TYPE));
   }
@@ -135,7 +141,7 @@ class FlinkMultiTableSinkIT {
     int thrownBefore = TestJobs.Chaos.THROWN.get();
     for (int run = 0; run < 2; run++) {
       StreamExecutionEnvironment env = TestJobs.environment(2, 4);
-      transfers(env, run * count, count, 400, count / 2, null)
+      transfers(env, run * count, count, 150, count / 2, null)
           .map(new TestJobs.Chaos(seed + run, 1, (int) count / 2)).uid("chaos").returns(InternalTypeInfo.of(ROW_TYPE))
           .sinkTo(sink(kind)).uid("bank-sink");
       env.execute("transfers " + kind + " run " + run);
@@ -150,6 +156,86 @@ class FlinkMultiTableSinkIT {
     assertThat(ids).as("every row once (seed %s)", seed).hasSize((int) (4 * count)).doesNotHaveDuplicates();
     assertThat(ids).allMatch(id -> id >= 0 && id < 4 * count);
 
+    assertEveryCutBalances(catalog);
+    long last = new CutAudit(catalog, TABLES).checkpoints().last();
+    try (MultiTableSink<?> tables = MultiTableSink.forRecords(catalog(kind)).router(r -> DEBITS).build()) {
+      assertThat(tables.lastCut(JobId.of("bank-" + kind))).as("the job's last cut").isPresent()
+          .get().satisfies(cut -> assertThat(cut.checkpointId()).isEqualTo(last));
+    }
+  }
+
+  /**
+   * Runs of one job that follow and overlap: copy A stops with a savepoint, copy B restores it and goes on, copy C is
+   * submitted beside B with the same job id. B commits nothing after C's claim and fails as fenced; the transfers of
+   * A and B land as one unbroken sequence from 0 (the source runs in one subtask, so every cut is a prefix of it),
+   * C's all land, and every cut balances.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"jdbc", "hadoop"})
+  void aSavepointRestoreContinuesAndASecondCopyFencesIt(String kind) throws Exception {
+    JobId job = JobId.of("bank-" + kind);
+    long endless = 1L << 40;
+    StreamExecutionEnvironment envA = TestJobs.environment(2, 0);
+    transfers(envA, 0, endless, 200, 100, null).sinkTo(sink(kind)).uid("bank-sink");
+    JobClient copyA = envA.executeAsync("copy A " + kind);
+    awaitCut(kind, job, 2);
+    String savepoint = copyA.stopWithSavepoint(false, dir.resolve("savepoints").toUri().toString(),
+        SavepointFormatType.CANONICAL).get(2, TimeUnit.MINUTES);
+    long afterA = lastCut(kind, job);
+
+    StreamExecutionEnvironment envB = TestJobs.environment(2, 0, savepoint);
+    transfers(envB, 0, endless, 200, 100, null).sinkTo(sink(kind)).uid("bank-sink");
+    JobClient copyB = envB.executeAsync("copy B " + kind);
+    long cFrom = 1_000_000;
+    try {
+      awaitCut(kind, job, afterA + 2);
+      StreamExecutionEnvironment envC = TestJobs.environment(2, 0);
+      transfers(envC, cFrom, 300, 1_000, cFrom, null).sinkTo(sink(kind)).uid("bank-sink");
+      JobClient copyC = envC.executeAsync("copy C " + kind);
+      copyC.getJobExecutionResult().get(3, TimeUnit.MINUTES);
+      assertThat(FlinkRunFencingIT.awaitTerminal(copyB, Duration.ofMinutes(2))).as("copy B after copy C's claim")
+          .isEqualTo(JobStatus.FAILED);
+      assertThatThrownBy(() -> copyB.getJobExecutionResult().get(1, TimeUnit.MINUTES))
+          .satisfies(e -> assertThat(ExceptionUtils.stringifyException(e)).contains("is fenced"));
+    } finally {
+      if (!copyB.getJobStatus().get(1, TimeUnit.MINUTES).isGloballyTerminalState()) {
+        copyB.cancel().get(1, TimeUnit.MINUTES);
+      }
+    }
+
+    Catalog catalog = openCatalog(kind);
+    Map<TableIdentifier, List<Record>> now = new CutAudit(catalog, TABLES).at(Long.MAX_VALUE);
+    List<Long> debits = new ArrayList<>(transfers(now.getOrDefault(DEBITS, List.of())));
+    debits.addAll(transfers(now.getOrDefault(LATE_DEBITS, List.of())));
+    debits.sort(null);
+    assertThat(debits).as("debits").isEqualTo(transfers(now.get(CREDITS))).doesNotHaveDuplicates();
+    List<Long> ab = debits.stream().filter(t -> t < cFrom).toList();
+    assertThat(ab).as("copies A and B: one unbroken sequence past A's savepoint")
+        .hasSizeGreaterThan((int) debits.stream().filter(t -> t < 100).count())
+        .isEqualTo(java.util.stream.LongStream.range(0, ab.size()).boxed().toList());
+    assertThat(debits.stream().filter(t -> t >= cFrom).toList()).as("copy C")
+        .isEqualTo(java.util.stream.LongStream.range(cFrom, cFrom + 300).boxed().toList());
+    assertEveryCutBalances(catalog);
+  }
+
+  private void awaitCut(String kind, JobId job, long min) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+    while (lastCut(kind, job) < min) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("No cut " + min + " of job " + job + " after 2 minutes");
+      }
+      Thread.sleep(100);   // polling interval of a bounded wait for a condition, not synchronisation
+    }
+  }
+
+  private long lastCut(String kind, JobId job) throws Exception {
+    try (MultiTableSink<?> tables = MultiTableSink.forRecords(catalog(kind)).router(r -> DEBITS).build()) {
+      return tables.lastCut(job).map(cut -> cut.checkpointId()).orElse(0L);
+    }
+  }
+
+  /** Every checkpoint of the job read as a cut: the debits balance the credits, transfer by transfer. */
+  private static void assertEveryCutBalances(Catalog catalog) {
     CutAudit audit = new CutAudit(catalog, TABLES);
     assertThat(audit.checkpoints()).as("cuts").hasSizeGreaterThan(2);
     for (long checkpoint : audit.checkpoints()) {
@@ -161,11 +247,7 @@ class FlinkMultiTableSinkIT {
               (table.equals(CREDITS) ? 1 : -1) * (Long) row.getField("amount"), Long::sum);
         }
       });
-      assertThat(debits).as("debits at cut %s (seed %s)", checkpoint, seed).isEqualTo(credits);
-    }
-    try (MultiTableSink<?> tables = MultiTableSink.forRecords(catalog(kind)).router(r -> DEBITS).build()) {
-      assertThat(tables.lastCut(JobId.of("bank-" + kind))).as("the job's last cut").isPresent()
-          .get().satisfies(cut -> assertThat(cut.checkpointId()).isEqualTo(audit.checkpoints().last()));
+      assertThat(debits).as("debits at cut %s", checkpoint).isEqualTo(credits);
     }
   }
 

@@ -63,7 +63,7 @@ final class JobTables {
         store.publish(name, uuid.getBytes(StandardCharsets.UTF_8));
         return;
       } catch (FileAlreadyExistsException raced) {
-        registered = read(name); // another writer of the job registered it meanwhile
+        registered = written(name); // another writer of the job registered it meanwhile
       }
     }
     if (registered.isPresent() && !registered.get().isBlank() && !registered.get().equals(uuid)) {
@@ -85,13 +85,32 @@ final class JobTables {
         store.publish(name, encoded.getBytes(StandardCharsets.UTF_8));
         return;
       } catch (FileAlreadyExistsException raced) {
-        named = read(name);
+        named = written(name); // another writer of the job named the table meanwhile
       }
     }
     if (named.isPresent() && !named.get().equals(encoded)) {
       throw new IllegalStateException("Tables " + TableNames.decode(named.get()) + " and " + table + " are the same"
           + " table (UUID " + uuid + "): the catalog does not tell their names apart (does it ignore case?); route"
           + " the records of one table to one name");
+    }
+  }
+
+  /**
+   * The value of an object another writer is publishing: on a file system the object exists, empty, before its
+   * bytes are written. Read again for up to a second; empty if it stays empty (a publish a crash cut short).
+   */
+  private Optional<String> written(String name) throws IOException {
+    for (int read = 0; ; read++) {
+      Optional<String> value = read(name).filter(text -> !text.isBlank());
+      if (value.isPresent() || read == 20) {
+        return value;
+      }
+      try {
+        Thread.sleep(50); // polling another process's write, bounded
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("Interrupted while reading " + name);
+      }
     }
   }
 
