@@ -47,6 +47,8 @@ class BenchmarksSmokeTest {
     // PipelinedCommitBenchmark: 1 s of reading at 4 checkpoints per second, per variant.
     {"jobSeconds", "1"},
     {"checkpointMillis", "250"},
+    // CutCommitBenchmark and FlinkMultiTableBenchmark: 4 tables (their code paths do not change with the count).
+    {"tables", "4"},
   };
 
   private static final String NOT_IN_ONE_JVM = "dev\\.lakecommit\\.bench\\.HiveS3CommitBenchmark\\..*";

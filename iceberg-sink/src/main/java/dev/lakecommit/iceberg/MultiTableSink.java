@@ -11,7 +11,9 @@ import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.core.runtime.BlobStore;
 import dev.lakecommit.core.runtime.CutRecords;
+import dev.lakecommit.core.runtime.LocalBlobStore;
 import dev.lakecommit.staging.FileIOBlobStore;
 import dev.lakecommit.staging.InputConverter;
 import dev.lakecommit.staging.StagingLayout;
@@ -20,6 +22,7 @@ import dev.lakecommit.staging.StagingWriterState;
 import dev.lakecommit.staging.StagingWriterStateSerializer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -194,12 +197,31 @@ public final class MultiTableSink<IN>
 
   /** The job's tables and run claims. */
   JobTables jobTables(JobId jobId) {
-    return new JobTables(jobId, new FileIOBlobStore(stateIo, stateLocation + "/" + jobId.value() + "/tables"));
+    return new JobTables(jobId, stateStore(jobId, "tables"));
+  }
+
+  /**
+   * A directory of the job's state. On local disk through the file system itself: each object is published whole
+   * (written aside, then linked in place), and a listing does not start a process per file as Hadoop's local file
+   * system does without its native library. Elsewhere through the catalog's file IO.
+   */
+  private BlobStore stateStore(JobId jobId, String directory) {
+    String location = stateLocation + "/" + jobId.value() + "/" + directory;
+    if (location.startsWith("/") || location.startsWith("file:")) {
+      try {
+        return new LocalBlobStore(location.startsWith("/") ? Path.of(location)
+            : Path.of(java.net.URI.create(location)));
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot create the job's state directory " + location + ": "
+            + e.getMessage(), e);
+      }
+    }
+    return new FileIOBlobStore(stateIo, location);
   }
 
   /** A cut committer for the job on this sink's catalog; the caller closes it. */
   CutCommitter cutCommitter(JobId jobId) {
-    CutRecords records = new CutRecords(new FileIOBlobStore(stateIo, stateLocation + "/" + jobId.value() + "/cuts"));
+    CutRecords records = new CutRecords(stateStore(jobId, "cuts"));
     return CutCommitter.forCatalog(catalog, config.catalogProperties, records,
         config.requireAtomicCut).idempotencyCheck(idempotencyCheck).beforeRecord(beforeCutRecord);
   }
