@@ -6,7 +6,8 @@
 #   benchmarks/results.sh charts [SUBTITLE]     # draw benchmarks/charts/*.png from benchmarks/results/*.json
 #   benchmarks/results.sh tables                # print the results tables (medians, ratios) of benchmarks/results/
 #
-# NAME is one of: writer commit hive watermark flink kafka kafka-latency restart maintenance pipelined spark hive-s3 cut.
+# NAME is one of: writer commit hive watermark flink flink-tables kafka kafka-latency restart maintenance pipelined spark
+# hive-s3 cut.
 # Each run writes JMH's JSON (-rf json) as benchmarks/results/NAME.json; a run overwrites its own file only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,8 @@ run() {
     pipelined) jmh pipelined -- PipelinedCommitBenchmark -f 1 -wi 1 -i 2 ;;
     hive-s3) jmh hive-s3 -- HiveS3CommitBenchmark -f 1 -wi 1 -i 3 ;;
     cut) jmh cut -- CutCommitBenchmark -p tables=100 -f 1 -wi 3 -i 10 ;;
+    # A forked JVM per variant and catalog.
+    flink-tables) jmh flink-tables -- FlinkMultiTableBenchmark -p rows=1000000 -p tables=100 -f 1 -wi 1 -i 3 -to 20m ;;
     spark)
       # On tmpfs where there is one: at a disk's I/O wait, single runs of either side move by up to 40 %.
       local work; work=$([ -d /dev/shm ] && echo /dev/shm || echo "${TMPDIR:-/tmp}")/ingest-vs-spark-$$
@@ -79,7 +82,7 @@ case "${1:-}" in
     shift
     mkdir -p "$RESULTS"
     names=("$@")
-    [ ${#names[@]} -gt 0 ] || names=(writer commit hive watermark flink kafka kafka-latency restart maintenance pipelined spark hive-s3 cut)
+    [ ${#names[@]} -gt 0 ] || names=(writer commit hive watermark flink flink-tables kafka kafka-latency restart maintenance pipelined spark hive-s3 cut)
     for name in "${names[@]}"; do run "$name"; done ;;
   charts)
     java -Djava.awt.headless=true -cp "$(classpath)" dev.lakecommit.bench.Charts --out benchmarks/charts \

@@ -15,12 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestOptions;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.minicluster.MiniCluster;
-import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.GenericRowData;
@@ -138,14 +133,7 @@ public class FlinkMultiTableBenchmark {
       default -> throw new IllegalArgumentException("Unknown catalog " + catalog + ": jdbc or hadoop");
     };
     lake = CommitChecks.catalog(catalogProperties);
-    Configuration conf = new Configuration();
-    conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
-    conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");          // the MiniCluster's REST endpoint: loopback only
-    conf.set(RestOptions.ADDRESS, "127.0.0.1");
-    conf.set(RestOptions.BIND_PORT, "0");
-    cluster = new MiniCluster(new MiniClusterConfiguration.Builder().setConfiguration(conf).setNumTaskManagers(1)
-        .setNumSlotsPerTaskManager(parallelism).build());
-    cluster.start();
+    cluster = BenchFlink.startCluster(parallelism);
   }
 
   @Setup(Level.Iteration)
@@ -224,12 +212,7 @@ public class FlinkMultiTableBenchmark {
   }
 
   private StreamExecutionEnvironment environment() {
-    Configuration conf = new Configuration();
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-    StreamExecutionEnvironment env = new StreamExecutionEnvironment(conf);
-    env.setParallelism(parallelism);
-    env.enableCheckpointing(checkpointMillis);
-    return env;
+    return BenchFlink.environment(parallelism, checkpointMillis);
   }
 
   private DataStream<RowData> source(StreamExecutionEnvironment env) {

@@ -11,12 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.apache.flink.api.common.functions.MapFunction;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestOptions;
-import org.apache.flink.configuration.RestartStrategyOptions;
-import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.runtime.minicluster.MiniCluster;
-import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.data.GenericRowData;
@@ -133,17 +128,7 @@ public class FlinkSinkBenchmark {
         "fs.file.impl", FastLocalFileSystem.class.getName(),
         "fs.file.impl.disable.cache", "true");
     catalog = CommitChecks.catalog(catalogProperties);
-    Configuration conf = new Configuration();
-    conf.set(TaskManagerOptions.NUM_TASK_SLOTS, parallelism);
-    conf.set(RestOptions.BIND_ADDRESS, "127.0.0.1");          // the MiniCluster's REST endpoint: loopback only
-    conf.set(RestOptions.ADDRESS, "127.0.0.1");
-    conf.set(RestOptions.BIND_PORT, "0");
-    cluster = new MiniCluster(new MiniClusterConfiguration.Builder()
-        .setConfiguration(conf)
-        .setNumTaskManagers(1)
-        .setNumSlotsPerTaskManager(parallelism)
-        .build());
-    cluster.start();
+    cluster = BenchFlink.startCluster(parallelism);
   }
 
   @Setup(Level.Iteration)
@@ -214,12 +199,7 @@ public class FlinkSinkBenchmark {
   }
 
   private StreamExecutionEnvironment environment() {
-    Configuration conf = new Configuration();
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
-    StreamExecutionEnvironment env = new StreamExecutionEnvironment(conf);
-    env.setParallelism(parallelism);
-    env.enableCheckpointing(checkpointMillis);
-    return env;
+    return BenchFlink.environment(parallelism, checkpointMillis);
   }
 
   private DataStream<RowData> source(StreamExecutionEnvironment env) {

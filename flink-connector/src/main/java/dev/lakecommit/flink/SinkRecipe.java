@@ -226,7 +226,7 @@ abstract class SinkRecipe implements Serializable {
 
     @Override
     String describe() {
-      return "Iceberg " + table();
+      return "the Iceberg tables " + tables.routing() + " of catalog " + tables.catalogName();
     }
 
     @Override
