@@ -46,6 +46,11 @@ import org.apache.flink.util.function.SerializableSupplier;
  *     .build());
  * }</pre>
  *
+ * <p>Several tables ({@link Builder#icebergTables}): each row goes to the Iceberg table a column or a function
+ * names, created on its first row, and each checkpoint commits every table it touched as one cut (one database
+ * transaction on a JDBC catalog; elsewhere table by table, then a cut record). Runs, epochs, restores and fencing
+ * below hold for the job's tables together, its state kept under {@code <warehouse>/_lakecommit/jobs/<job id>}.
+ *
  * <p>Topology: N writers stage Parquet files and send, at each checkpoint barrier, a manifest of them; ONE
  * aggregation operator (parallelism 1, uid {@code <uid prefix>-aggregator}) combines all manifests of the
  * checkpoint into one commit that carries the checkpoint id; Flink's committer operator commits it once the

@@ -271,6 +271,41 @@ class FlinkMultiTableSinkIT {
     return rows.stream().map(row -> (Long) row.getField("transfer")).sorted().toList();
   }
 
+  /**
+   * Tables named by a function of the row, created with the schema a function gives (here: the row type's columns
+   * without the side, partitioned by the transfer's bucket): every row lands once in its table, with that schema.
+   */
+  @Test
+  void aRouteFunctionAndSchemasOfTheirOwn() throws Exception {
+    org.apache.iceberg.Schema ledger = new org.apache.iceberg.Schema(
+        org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.LongType.get()),
+        org.apache.iceberg.types.Types.NestedField.required(2, "transfer",
+            org.apache.iceberg.types.Types.LongType.get()),
+        org.apache.iceberg.types.Types.NestedField.required(3, "amount",
+            org.apache.iceberg.types.Types.LongType.get()));
+    IcebergTables tables = IcebergTables.builder()
+        .catalogProperties(catalog("jdbc"))
+        .route(row -> "ledger." + (row.getLong(3) < 0 ? "out" : "in"))
+        .schemas(table -> ledger)
+        .partitionBy("bucket(4, transfer)")
+        .build();
+    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
+    transfers(env, 0, 100, 1_000, 100, null)
+        .sinkTo(LakecommitFlinkSink.forRowData(ROW_TYPE).icebergTables(tables).jobId("ledger").build())
+        .uid("ledger-sink");
+    env.execute("ledger");
+
+    Catalog catalog = openCatalog("jdbc");
+    for (String side : List.of("out", "in")) {
+      org.apache.iceberg.Table table = catalog.loadTable(TableIdentifier.of("ledger", side));
+      assertThat(table.schema().columns()).extracting(org.apache.iceberg.types.Types.NestedField::name)
+          .containsExactly("id", "transfer", "amount");
+      assertThat(table.spec().fields()).hasSize(1);
+      assertThat(transfers(CutAudit.rows(table, null))).as("transfers in ledger.%s", side)
+          .isEqualTo(java.util.stream.LongStream.range(0, 100).boxed().toList());
+    }
+  }
+
   /** The sink is checked when it is built: a route column the rows lack is refused, naming it. */
   @Test
   void aRouteColumnTheRowsLackIsRefusedAtBuild() {
