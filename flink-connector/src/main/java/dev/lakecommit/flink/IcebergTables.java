@@ -202,7 +202,7 @@ public final class IcebergTables implements Serializable {
       return this;
     }
 
-    /** Files one writer subtask keeps open over all its tables together. */
+    /** Files one writer subtask keeps open over all its tables together (checked by the multi-table sink). */
     public Builder maxOpenFiles(int files) {
       this.maxOpenFiles = files;
       return this;
@@ -230,10 +230,6 @@ public final class IcebergTables implements Serializable {
       if (routeColumn == null && route == null) {
         throw new IllegalArgumentException("Missing route: call routeByColumn(\"kind\", \"db.${kind}\") or"
             + " route(row -> ...), the table of each row");
-      }
-      if (maxOpenFiles < 1 || maxBufferedBytes < 1) {
-        throw new IllegalArgumentException(String.format("Invalid bounds: maxOpenFiles %s, maxBufferedBytes %s"
-            + " (both must be > 0)", maxOpenFiles, maxBufferedBytes));
       }
       return new IcebergTables(this);
     }

@@ -235,11 +235,6 @@ abstract class SinkRecipe implements Serializable {
     }
 
     @Override
-    boolean iceberg() {
-      return false;
-    }
-
-    @Override
     CoreSink open(RowType rowType) {
       return CoreSink.of(tables.open(rowType));
     }

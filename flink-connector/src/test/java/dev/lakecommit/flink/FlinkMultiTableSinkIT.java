@@ -157,11 +157,46 @@ class FlinkMultiTableSinkIT {
     assertThat(ids).allMatch(id -> id >= 0 && id < 4 * count);
 
     assertEveryCutBalances(catalog);
-    long last = new CutAudit(catalog, TABLES).checkpoints().last();
-    try (MultiTableSink<?> tables = MultiTableSink.forRecords(catalog(kind)).router(r -> DEBITS).build()) {
-      assertThat(tables.lastCut(JobId.of("bank-" + kind))).as("the job's last cut").isPresent()
-          .get().satisfies(cut -> assertThat(cut.checkpointId()).isEqualTo(last));
+    assertThat(lastCut(kind, JobId.of("bank-" + kind))).as("the job's last cut")
+        .isEqualTo(new CutAudit(catalog, TABLES).checkpoints().last());
+  }
+
+  /**
+   * A restore from a savepoint older than the job's last cut (the job went on committing after it) is refused before
+   * anything of it lands: every table keeps exactly the rows it had, and every cut still balances.
+   */
+  @Test
+  void aRestoreFromAnOlderSavepointIsRefused() throws Exception {
+    JobId job = JobId.of("bank-jdbc");
+    long endless = 1L << 40;
+    StreamExecutionEnvironment envA = TestJobs.environment(2, 0);
+    transfers(envA, 0, endless, 200, 100, null).sinkTo(sink("jdbc")).uid("bank-sink");
+    JobClient copyA = envA.executeAsync("older savepoint: copy A");
+    String savepoint;
+    try {
+      awaitCut("jdbc", job, 2);
+      savepoint = copyA.triggerSavepoint(dir.resolve("savepoints").toUri().toString(), SavepointFormatType.CANONICAL)
+          .get(2, TimeUnit.MINUTES);
+      awaitCut("jdbc", job, lastCut("jdbc", job) + 3);
+    } finally {
+      copyA.cancel().get(1, TimeUnit.MINUTES);
     }
+    FlinkRunFencingIT.awaitTerminal(copyA, Duration.ofMinutes(1));
+    Map<TableIdentifier, List<Record>> before = new CutAudit(openCatalog("jdbc"), TABLES).at(Long.MAX_VALUE);
+
+    StreamExecutionEnvironment envB = TestJobs.environment(2, 0, savepoint);
+    transfers(envB, 0, endless, 200, 100, null).sinkTo(sink("jdbc")).uid("bank-sink");
+    assertThatThrownBy(() -> envB.execute("older savepoint: copy B"))
+        .satisfies(e -> assertThat(ExceptionUtils.stringifyException(e)).contains("already holds checkpoint")
+            .contains("newer than the restored Flink state"));
+
+    Catalog catalog = openCatalog("jdbc");
+    Map<TableIdentifier, List<Record>> after = new CutAudit(catalog, TABLES).at(Long.MAX_VALUE);
+    for (TableIdentifier table : TABLES) {
+      assertThat(transfers(after.getOrDefault(table, List.of()))).as("rows of %s", table)
+          .isEqualTo(transfers(before.getOrDefault(table, List.of())));
+    }
+    assertEveryCutBalances(catalog);
   }
 
   /**

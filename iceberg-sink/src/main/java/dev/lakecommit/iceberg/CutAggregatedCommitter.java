@@ -89,13 +89,10 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
   @Override
   public java.util.Optional<String> missingStaged(CutCommittable committable) {
     for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
-      org.apache.iceberg.io.FileIO io = sink.catalog().loadTable(TableNames.decode(entry.getKey())).io();
-      for (StagingManifest manifest : entry.getValue()) {
-        for (StagedFile file : manifest.files()) {
-          if (!io.newInputFile(file.path()).exists()) {
-            return java.util.Optional.of(file.path());
-          }
-        }
+      java.util.Optional<String> missing = IcebergAggregatedCommitter.missingStaged(
+          sink.catalog().loadTable(TableNames.decode(entry.getKey())).io(), entry.getValue());
+      if (missing.isPresent()) {
+        return missing;
       }
     }
     return java.util.Optional.empty();

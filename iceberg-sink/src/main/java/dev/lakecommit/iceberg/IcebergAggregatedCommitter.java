@@ -284,13 +284,21 @@ final class IcebergAggregatedCommitter
 
   @Override
   public java.util.Optional<String> missingStaged(IcebergCommittable committable) {
-    for (StagingManifest manifest : committable.manifests()) {
+    return missingStaged(table.io(), committable.manifests());
+  }
+
+  /**
+   * The first file the manifests staged that {@code io} does not find (an Iceberg manifest, a data or a delete
+   * file), if any.
+   */
+  static java.util.Optional<String> missingStaged(org.apache.iceberg.io.FileIO io, List<StagingManifest> manifests) {
+    for (StagingManifest manifest : manifests) {
       List<String> paths = new ArrayList<>();
       manifest.icebergManifest().ifPresent(m -> paths.add(m.path()));
       manifest.files().forEach(f -> paths.add(f.path()));
       manifest.deleteFiles().forEach(f -> paths.add(f.path()));
       for (String path : paths) {
-        if (!table.io().newInputFile(path).exists()) {
+        if (!io.newInputFile(path).exists()) {
           return java.util.Optional.of(path);
         }
       }
