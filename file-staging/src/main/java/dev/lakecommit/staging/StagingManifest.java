@@ -96,7 +96,13 @@ public record StagingManifest(
     return new CommitId(jobId, checkpointId);
   }
 
+  @Override
+  public long fileCount() {
+    return files.size();
+  }
+
   /** Rows in all data files. */
+  @Override
   public long recordCount() {
     return files.stream().mapToLong(StagedFile::recordCount).sum();
   }

@@ -14,6 +14,12 @@ public interface WriterManifest {
   /** The writer that staged them, {@code >= 0}. */
   int writerIndex();
 
+  /** Files staged, over every table the writer wrote. */
+  long fileCount();
+
+  /** Rows in the staged data files, over every table the writer wrote. */
+  long recordCount();
+
   /** This report as of checkpoint {@code newCheckpointId}; everything else unchanged. */
   WriterManifest withCheckpointId(long newCheckpointId);
 }

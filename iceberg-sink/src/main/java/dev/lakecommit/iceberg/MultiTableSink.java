@@ -165,9 +165,21 @@ public final class MultiTableSink<IN>
    * @throws IOException if the job's state or a table cannot be read
    */
   public java.util.Optional<CutCommitter.Cut> lastCut(JobId jobId) throws IOException {
+    return lastCut(jobId, List.of());
+  }
+
+  /**
+   * The job's last cut, with those of its properties named (set by the cut's commits, as an engine adapter sets its
+   * own position: see {@link dev.lakecommit.core.SupportsCommitProperties}).
+   *
+   * @return empty if the job has committed no cut
+   * @throws IOException if the job's state or a table cannot be read
+   */
+  public java.util.Optional<CutCommitter.Cut> lastCut(JobId jobId, java.util.Collection<String> propertyKeys)
+      throws IOException {
     java.util.Collection<TableIdentifier> tables = jobTables(jobId).tables().keySet();
     try (CutCommitter cut = cutCommitter(jobId)) {
-      return cut.lastCut(jobId, tables, List.of());
+      return cut.lastCut(jobId, tables, propertyKeys);
     } catch (RuntimeException e) {
       throw new IOException("Cannot read the last cut of job " + jobId + ": " + e.getMessage(), e);
     }

@@ -42,6 +42,16 @@ public record TableManifests(SortedMap<String, StagingManifest> manifests) imple
     return manifests.values().iterator().next().writerIndex();
   }
 
+  @Override
+  public long fileCount() {
+    return manifests.values().stream().mapToLong(StagingManifest::fileCount).sum();
+  }
+
+  @Override
+  public long recordCount() {
+    return manifests.values().stream().mapToLong(StagingManifest::recordCount).sum();
+  }
+
   /** Every table's manifest as of checkpoint {@code newCheckpointId}. */
   @Override
   public TableManifests withCheckpointId(long newCheckpointId) {
