@@ -2,9 +2,7 @@ package dev.lakecommit.spark;
 
 import dev.lakecommit.hive.HiveSink;
 import dev.lakecommit.hive.HiveSinkConfig;
-import java.util.Map;
 import java.util.Objects;
-import org.apache.iceberg.hadoop.HadoopFileIO;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.StructType;
 
@@ -26,13 +24,11 @@ final class HiveRecipe extends SinkRecipe {
   }
 
   @Override
-  Opened<?> open(StructType schema) {
+  Opened<?, ?> open(StructType schema) {
     HiveSinkConfig built = build(config);
     String where = describe();
     HiveSink<InternalRow> sink = HiveSink.forInput(built, staged -> InternalRowConverter.of(schema, staged, where));
-    HadoopFileIO io = new HadoopFileIO(built.hadoopConf());
-    io.initialize(Map.of());
-    return new Opened<>(sink, sink, sink.layout(), io);
+    return new Opened<>(sink, sink);
   }
 
   private static HiveSinkConfig build(SerializableSupplier<HiveSinkConfig> supplier) {

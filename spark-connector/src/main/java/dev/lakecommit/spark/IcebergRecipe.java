@@ -24,11 +24,11 @@ final class IcebergRecipe extends SinkRecipe {
   }
 
   @Override
-  Opened<?> open(StructType schema) {
+  Opened<?, ?> open(StructType schema) {
     String where = describe();
     IcebergSink<InternalRow> sink = IcebergSink.forInput(build(config),
         tableSchema -> InternalRowConverter.of(schema, tableSchema, where));
-    return new Opened<>(sink, sink, sink.layout(), sink.table().io());
+    return new Opened<>(sink, sink);
   }
 
   private static IcebergSinkConfig build(SerializableSupplier<IcebergSinkConfig> supplier) {

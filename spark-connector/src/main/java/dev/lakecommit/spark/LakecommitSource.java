@@ -26,12 +26,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 public final class LakecommitSource implements TableProvider {
   static final String HANDLE = "lakecommit.write-handle";
 
-  private static final Map<String, WriteRun<?>> RUNS = new ConcurrentHashMap<>();
+  private static final Map<String, WriteRun.PartWrite> RUNS = new ConcurrentHashMap<>();
 
   /** For Spark's reflective instantiation. */
   public LakecommitSource() {}
 
-  static String register(WriteRun<?> run) {
+  static String register(WriteRun.PartWrite run) {
     String handle = UUID.randomUUID().toString();
     RUNS.put(handle, run);
     return handle;
@@ -55,7 +55,7 @@ public final class LakecommitSource implements TableProvider {
   @Override
   public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
     String handle = properties.get(HANDLE);
-    WriteRun<?> run = handle == null ? null : RUNS.get(handle);
+    WriteRun.PartWrite run = handle == null ? null : RUNS.get(handle);
     if (run == null) {
       throw new IllegalArgumentException("No Lakecommit write under option " + HANDLE + "=" + handle
           + ": write with LakecommitSpark.write(df) or LakecommitSpark.foreachBatch(), not df.write().format(...)");
@@ -64,7 +64,7 @@ public final class LakecommitSource implements TableProvider {
   }
 
   /** The table Spark's planner sees: the DataFrame's own schema, so rows are passed through as they are. */
-  private record WriteTable(WriteRun<?> run, StructType schema) implements SupportsWrite {
+  private record WriteTable(WriteRun.PartWrite run, StructType schema) implements SupportsWrite {
     @Override
     public String name() {
       return run.describe();

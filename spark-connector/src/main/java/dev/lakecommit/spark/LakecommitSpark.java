@@ -20,6 +20,12 @@ import org.apache.spark.sql.Row;
  *     .foreachBatch(LakecommitSpark.foreachBatch().iceberg(() -> IcebergSinkConfig.builder()...build()))
  *     .option("checkpointLocation", "/checkpoints/events")
  *     .start();
+ *
+ * // Several Iceberg tables, one cut per micro-batch: rows routed by a column (or writeTables, a DataFrame per table).
+ * df.writeStream()
+ *     .foreachBatch(LakecommitSpark.foreachBatch().jobId("bank").icebergTables(SparkTables.builder()
+ *         .catalogProperties(props).routeByColumn("side", "bank.${side}").build()))
+ *     .start();
  * }</pre>
  *
  * <p>Configurations are given as {@link SerializableSupplier}s: the sink is built from them on the driver and

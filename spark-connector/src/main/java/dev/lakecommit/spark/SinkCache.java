@@ -13,20 +13,20 @@ import org.apache.spark.sql.types.StructType;
 final class SinkCache {
   private static final int MAX_SINKS = 16;
 
-  private static final Map<String, SinkRecipe.Opened<?>> SINKS =
+  private static final Map<String, SinkRecipe.Opened<?, ?>> SINKS =
       new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, SinkRecipe.Opened<?>> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, SinkRecipe.Opened<?, ?>> eldest) {
           return size() > MAX_SINKS;
         }
       };
 
   private SinkCache() {}
 
-  static SinkRecipe.Opened<?> open(SinkRecipe target, StructType schema) {
+  static SinkRecipe.Opened<?, ?> open(SinkRecipe target, StructType schema) {
     String key = target.key + "/" + schema.json();
     synchronized (SINKS) {
-      SinkRecipe.Opened<?> opened = SINKS.get(key);
+      SinkRecipe.Opened<?, ?> opened = SINKS.get(key);
       if (opened == null) {
         opened = target.open(schema);
         SINKS.put(key, opened);

@@ -7,14 +7,14 @@ import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsCommitProperties;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.TargetRun;
-import dev.lakecommit.staging.StagingLayout;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.io.Serializable;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.apache.iceberg.io.FileIO;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.StructType;
 import org.slf4j.Logger;
@@ -29,24 +29,52 @@ abstract class SinkRecipe implements Serializable {
   private static final Logger LOG = LoggerFactory.getLogger(SinkRecipe.class);
 
   /** Identifies this target within a JVM's {@link SinkCache}: one sink per target and input schema. */
-  final String key = UUID.randomUUID().toString();
+  final String key;
+
+  SinkRecipe() {
+    this(UUID.randomUUID().toString());
+  }
+
+  SinkRecipe(String key) {
+    this.key = key;
+  }
 
   /** What the target is, for messages and logs ({@code Iceberg table db.events}). */
   abstract String describe();
 
   /** Builds the sink for rows of {@code schema}; connects to the catalog or metastore. */
-  abstract Opened<?> open(StructType schema);
+  abstract Opened<?, ?> open(StructType schema);
 
   /**
-   * A built sink: writers for executors, the aggregated committer for the driver, and where it stages files.
+   * The properties {@code keys} of the job's last commit on the target, if its commits carry properties ({@link
+   * SupportsCommitProperties}); empty if they cannot.
+   */
+  Optional<Map<String, String>> committedProperties(Opened<?, ?> opened, JobId jobId, Collection<String> keys)
+      throws IOException {
+    try (SinkAggregatedCommitter<?, ?> committer = opened.committing().createAggregatedCommitter()) {
+      if (!(committer instanceof SupportsCommitProperties properties)) {
+        return Optional.empty();
+      }
+      Map<String, String> current = properties.currentProperties();
+      Map<String, String> asked = new HashMap<>();
+      for (String key : keys) {
+        if (current.containsKey(key)) {
+          asked.put(key, current.get(key));
+        }
+      }
+      return Optional.of(asked);
+    }
+  }
+
+  /**
+   * A built sink: writers for executors and the aggregated committer for the driver.
    *
+   * @param <M> what one writer reports for a checkpoint
    * @param <A> the sink's combined commit
    */
-  record Opened<A>(
-      Sink<InternalRow, StagingManifest, ?> sink,
-      SupportsAggregatedCommitter<StagingManifest, A> committing,
-      StagingLayout layout,
-      FileIO stagingIO) {
+  record Opened<M extends WriterManifest, A>(
+      Sink<InternalRow, M, ?> sink,
+      SupportsAggregatedCommitter<M, A> committing) {
 
     /** Opens a run of the job on the sink's target, not claimed yet; the caller closes it. */
     TargetRun openRun(JobId jobId, String where) throws IOException {
@@ -63,17 +91,6 @@ abstract class SinkRecipe implements Serializable {
         run.close();
       } catch (IOException e) {
         LOG.warn("Could not close {}: {}", run.name(), e.toString());
-      }
-    }
-
-    /**
-     * The target's properties as they are now, if its committer carries properties in its commits ({@link
-     * SupportsCommitProperties}); empty if it cannot.
-     */
-    Optional<Map<String, String>> committedProperties() throws IOException {
-      try (SinkAggregatedCommitter<StagingManifest, A> committer = committing.createAggregatedCommitter()) {
-        return committer instanceof SupportsCommitProperties properties
-            ? Optional.of(properties.currentProperties()) : Optional.empty();
       }
     }
   }

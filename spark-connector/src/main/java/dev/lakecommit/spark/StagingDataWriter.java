@@ -1,9 +1,11 @@
 package dev.lakecommit.spark;
 
 import dev.lakecommit.core.SimpleVersionedSerializer;
+import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.VersionedSerialization;
-import dev.lakecommit.staging.StagingManifest;
+import dev.lakecommit.core.WriterContext;
+import dev.lakecommit.staging.WriterManifest;
 import java.io.IOException;
 import java.util.Optional;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -17,22 +19,29 @@ import org.slf4j.LoggerFactory;
  * Spark's commit coordinator lets one attempt per partition commit, so the driver sees exactly one manifest (or
  * none) per partition.
  */
-final class StagingDataWriter implements DataWriter<InternalRow> {
+final class StagingDataWriter<M extends WriterManifest> implements DataWriter<InternalRow> {
   private static final Logger LOG = LoggerFactory.getLogger(StagingDataWriter.class);
 
-  private final SinkWriter<InternalRow, StagingManifest, ?> writer;
-  private final SimpleVersionedSerializer<StagingManifest> serializer;
+  private final SinkWriter<InternalRow, M, ?> writer;
+  private final SimpleVersionedSerializer<M> serializer;
   private final long checkpointId;
   private final int partition;
   private final int attempt;
 
-  StagingDataWriter(SinkWriter<InternalRow, StagingManifest, ?> writer,
-      SimpleVersionedSerializer<StagingManifest> serializer, long checkpointId, int partition, int attempt) {
+  private StagingDataWriter(SinkWriter<InternalRow, M, ?> writer, SimpleVersionedSerializer<M> serializer,
+      long checkpointId, int partition, int attempt) {
     this.writer = writer;
     this.serializer = serializer;
     this.checkpointId = checkpointId;
     this.partition = partition;
     this.attempt = attempt;
+  }
+
+  /** A writer of {@code sink} for one task attempt ({@code context}'s attempt). */
+  static <M extends WriterManifest> StagingDataWriter<M> create(Sink<InternalRow, M, ?> sink,
+      WriterContext context, long checkpointId, int partition) throws IOException {
+    return new StagingDataWriter<>(sink.createWriter(context), sink.commitInfoSerializer(), checkpointId, partition,
+        context.attempt());
   }
 
   @Override
@@ -42,10 +51,10 @@ final class StagingDataWriter implements DataWriter<InternalRow> {
 
   @Override
   public StagedMessage commit() throws IOException {
-    Optional<StagingManifest> manifest = writer.prepareCommit(checkpointId);
+    Optional<M> manifest = writer.prepareCommit(checkpointId);
     byte[] bytes = manifest.isPresent() ? VersionedSerialization.toBytes(serializer, manifest.get()) : null;
     LOG.debug("Partition {} (attempt {}) staged {} files for checkpoint {}", partition, attempt,
-        manifest.map(m -> m.files().size()).orElse(0), checkpointId);
+        manifest.map(WriterManifest::fileCount).orElse(0L), checkpointId);
     return new StagedMessage(partition, attempt, bytes);
   }
 

@@ -1,9 +1,7 @@
 package dev.lakecommit.spark;
 
 import dev.lakecommit.core.JobId;
-import dev.lakecommit.core.SinkWriter;
 import dev.lakecommit.core.WriterContext;
-import dev.lakecommit.staging.StagingManifest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import org.apache.spark.TaskContext;
@@ -29,15 +27,21 @@ final class StagingWriterFactory implements DataWriterFactory {
   private final String jobId;
   private final long checkpointId;
   private final long epoch;
+  private final int firstWriter;
   private final int numPartitions;
 
+  /**
+   * @param firstWriter the writer index of partition 0 (the DataFrames of one write number their writers one after
+   *     another)
+   */
   StagingWriterFactory(SinkRecipe target, StructType schema, JobId jobId, long checkpointId, long epoch,
-      int numPartitions) {
+      int firstWriter, int numPartitions) {
     this.target = target;
     this.schema = schema;
     this.jobId = jobId.value();
     this.checkpointId = checkpointId;
     this.epoch = epoch;
+    this.firstWriter = firstWriter;
     this.numPartitions = numPartitions;
   }
 
@@ -49,13 +53,12 @@ final class StagingWriterFactory implements DataWriterFactory {
       LOG.debug("Partition {} of job {}: task attempt {} (attempt number {}, stage attempt {})", partitionId,
           jobId, taskId, task.attemptNumber(), task.stageAttemptNumber());
     }
-    SinkRecipe.Opened<?> opened = SinkCache.open(target, schema);
-    WriterContext context = new WriterContext(JobId.of(jobId), partitionId, Math.max(numPartitions,
+    SinkRecipe.Opened<?, ?> opened = SinkCache.open(target, schema);
+    int writer = firstWriter + partitionId;
+    WriterContext context = new WriterContext(JobId.of(jobId), writer, firstWriter + Math.max(numPartitions,
         partitionId + 1), attempt, checkpointId - 1, epoch);
     try {
-      SinkWriter<InternalRow, StagingManifest, ?> writer = opened.sink().createWriter(context);
-      return new StagingDataWriter(writer, opened.sink().commitInfoSerializer(), checkpointId, partitionId,
-          attempt);
+      return StagingDataWriter.create(opened.sink(), context, checkpointId, partitionId);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot create a writer for partition " + partitionId + " of "
           + target.describe() + " (job " + jobId + ")", e);

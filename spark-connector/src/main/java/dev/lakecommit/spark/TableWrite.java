@@ -93,7 +93,7 @@ public final class TableWrite {
           + " a rerun of the write commit nothing");
     }
     JobId job = JobId.of(writeId);
-    SinkRecipe.Opened<?> opened = SinkCache.open(target, data.schema());
+    SinkRecipe.Opened<?, ?> opened = SinkCache.open(target, data.schema());
     TargetRun run = null;
     try {
       run = opened.openRun(job, target.describe());

@@ -14,15 +14,16 @@
  * same job claimed (a second save of one write id, a second query on one job id fences the first), and it deletes
  * only what it or fenced older runs staged above the table's last checkpoint of the job.
  *
- * <p>How a write runs: a Spark DataSource V2 batch write ({@link dev.lakecommit.spark.LakecommitSource}). Each
- * task attempt stages Parquet files with a core {@code SinkWriter} (file names carry the run's epoch and Spark's
- * unique task attempt id), and on success returns its staging manifest, serialized with the sink's versioned
- * serializer; Spark's commit coordinator lets one attempt per partition succeed. The driver combines the manifests of
- * those attempts into one commit of the sink's aggregated committer (one Iceberg snapshot, one Hive partition batch),
- * which checks the table for the same (job, checkpoint) and the run's epoch inside every attempt. Before a write the
- * driver looks the commit up in the table: a write that is already committed runs no Spark job at all. Files of
- * failed attempts are deleted by the attempt itself, by the driver when the write fails before its commit (its own
- * epoch's only), and, after a crash, by the next run of the same write id or query.
+ * <p>How a write runs: a Spark DataSource V2 batch write ({@link dev.lakecommit.spark.LakecommitSource}). Each task
+ * attempt stages Parquet files with a core {@code SinkWriter} (file names carry the run's epoch and Spark's unique
+ * task attempt id), and on success returns its staging manifest, serialized with the sink's versioned serializer;
+ * Spark's commit coordinator lets one attempt per partition succeed. The driver combines the manifests of those
+ * attempts into one commit of the sink's aggregated committer (one Iceberg snapshot, one Hive partition batch; for
+ * several tables one cut, after a Spark job per DataFrame, their tasks numbered one after another), which checks the
+ * table for the same (job, checkpoint) and the run's epoch inside every attempt. Before a write the driver looks the
+ * commit up in the table: a write that is already committed runs no Spark job at all. Files of failed attempts are
+ * deleted by the attempt itself, by the driver when the write fails before its commit (its own epoch's only), and,
+ * after a crash, by the next run of the same write id or query.
  *
  * <p>The adapter holds no commit logic of its own: identity, retries, idempotency and fencing are commit-core's and
  * the sinks'. A sink without a {@code CommitTarget} of its own (Hive, for now) runs unfenced.

@@ -3,6 +3,7 @@ package dev.lakecommit.spark;
 import dev.lakecommit.hive.HiveSinkConfig;
 import dev.lakecommit.iceberg.IcebergSinkConfig;
 import java.util.Map;
+import org.apache.spark.api.java.function.VoidFunction2;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -38,5 +39,29 @@ final class ReadmeExamples {
         .option("checkpointLocation", "s3a://lake/checkpoints/events")
         .start();
     query.awaitTermination();
+  }
+
+  static void tables(Dataset<Row> transfers, Dataset<Row> events, Map<String, String> catalog, String password)
+      throws Exception {
+    // docs/spark.md: several tables as one cut
+    SparkTables bank = SparkTables.builder()
+        .catalogProperties(Map.of("type", "jdbc", "uri", "jdbc:postgresql://db:5432/lake",
+            "jdbc.user", "lake", "jdbc.password", password, "warehouse", "s3a://lake/warehouse"))
+        .routeByColumn("side", "bank.${side}")   // a row with side = "debits" goes to bank.debits
+        .requireAtomicCut(true)                  // refuse a catalog without one-transaction cuts
+        .build();
+    transfers.writeStream()
+        .foreachBatch(LakecommitSpark.foreachBatch().jobId("bank-ledger").icebergTables(bank))
+        .option("checkpointLocation", "s3a://lake/checkpoints/bank")
+        .start();
+
+    MicroBatchWriter shop = LakecommitSpark.foreachBatch().jobId("shop")
+        .icebergTables(SparkTables.builder().catalogProperties(catalog).partitionBy("day(ts)").build());
+    events.writeStream()
+        .foreachBatch((VoidFunction2<Dataset<Row>, Long>) (batch, batchId) -> shop.writeTables(batchId, Map.of(
+            "shop.orders", batch.where("kind = 'order'").select("order_id", "customer", "ts"),
+            "shop.lines", batch.where("kind = 'line'").select("order_id", "line_no", "sku", "ts"))))
+        .option("checkpointLocation", "s3a://lake/checkpoints/shop")
+        .start();
   }
 }
