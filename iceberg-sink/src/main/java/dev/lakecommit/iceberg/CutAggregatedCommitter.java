@@ -59,6 +59,7 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     }
     List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableNames::decode).toList();
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
+    Map<TableIdentifier, SchemaChange> schemaChanges = new LinkedHashMap<>();
     try {
       for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
         TableIdentifier identifier = TableNames.decode(entry.getKey());
@@ -71,10 +72,16 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
               throw new IllegalStateException("Table " + identifier + " has no partition spec " + file.specId()
                   + " that staged file " + file.path() + " was written for");
             }
-            dataFiles.add(file.toDataFile(spec));
+            // partition values as the writer's schema types them (a widened source column: see the one-table sink)
+            dataFiles.add(file.toDataFile(manifest.evolvedSchema().isEmpty() || spec.isUnpartitioned() ? spec
+                : spec.toUnbound().bind(org.apache.iceberg.SchemaParser.fromJson(manifest.evolvedSchema().get()))));
           }
         }
         files.put(identifier, dataFiles);
+        SchemaChange change = SchemaChange.ofManifests(entry.getValue());
+        if (!change.isEmpty()) {
+          schemaChanges.put(identifier, change);
+        }
       }
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
       return cut.fatalUnlessHeld(id, tables, new IllegalStateException("Cannot commit " + id + " as one cut over "
@@ -82,7 +89,7 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     } catch (RuntimeException e) {
       return CommitOutcome.retryable(e);
     }
-    return cut.commit(id, epoch, files, properties);
+    return cut.commit(id, epoch, files, schemaChanges, properties);
   }
 
   /** The first staged file of the cut that is gone, in any of its tables (a restored cut is checked first). */

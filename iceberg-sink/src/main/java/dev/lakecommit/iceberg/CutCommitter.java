@@ -264,6 +264,16 @@ public final class CutCommitter implements AutoCloseable {
    */
   public CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
       Map<String, String> properties) {
+    return commit(id, epoch, files, Map.of(), properties);
+  }
+
+  /**
+   * As {@link #commit(CommitId, long, Map, Map)}, each table of {@code schemaChanges} evolving in the same change as
+   * its files land ({@link SchemaChange}): no state of a table has the new columns without the files or the files
+   * without the columns.
+   */
+  CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
+      Map<TableIdentifier, SchemaChange> schemaChanges, Map<String, String> properties) {
     for (String key : properties.keySet()) {
       if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX) || key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
         throw new IllegalArgumentException("Invalid cut property " + key
@@ -281,6 +291,7 @@ public final class CutCommitter implements AutoCloseable {
         return; // no change: this table is left out of the commit
       }
       IdempotentOperations.checkEpoch(base, id.jobId(), epoch, table.toString());
+      schemaChanges.getOrDefault(table, SchemaChange.NONE).applyTo(transaction, id, table.toString());
       AppendFiles append = transaction.newFastAppend();
       dataFiles.forEach(append::appendFile);
       append.set(CommitId.JOB_ID_KEY, id.jobId().value());

@@ -355,11 +355,31 @@ public final class MultiTableSink<IN>
     }
   }
 
-  /** How a writer stages into a table: the table's schema, spec and properties, the sink's bounds. */
-  StagingWriterConfig writerConfig(Table table) {
+  /**
+   * The schema a writer stages into {@code table} with, by the rules of one table ({@link TableSetup#writeSchema}):
+   * the table's own if the template has no schema for it or fits it; with the template's new optional columns and
+   * wider types where the sink adds them ({@link Builder#addNewColumns}), the table then evolving in the cut that
+   * commits the files.
+   *
+   * @throws IllegalArgumentException naming the table and the column if the template's schema does not fit the
+   *     table (and may not evolve it)
+   */
+  Schema writeSchema(TableIdentifier identifier, Table table) {
+    Schema template = config.schemas.apply(identifier);
+    return template == null ? table.schema() : TableSetup.writeSchema(table, template, config.addNewColumns);
+  }
+
+  /**
+   * How a writer stages into a table with {@code writeSchema} ({@link #writeSchema}): the table's spec and
+   * properties, the sink's bounds; the schema goes with the files if it evolves the table's.
+   */
+  StagingWriterConfig writerConfig(Table table, Schema writeSchema) {
     StagingWriterConfig.Builder builder = StagingWriterConfig.builder().forTable(table).layout(layout(table))
         .maxRowsPerFile(config.maxRowsPerFile).maxOpenFiles(config.maxOpenFiles)
         .maxBufferedBytes(config.maxBufferedBytes);
+    if (!writeSchema.sameSchema(table.schema())) {
+      builder.evolvedSchema(writeSchema);
+    }
     return builder.build();
   }
 
@@ -438,6 +458,7 @@ public final class MultiTableSink<IN>
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
     private long maxRowsPerFile = Long.MAX_VALUE;
     private boolean requireAtomicCut;
+    private boolean addNewColumns;
 
     private Builder(Map<String, String> catalogProperties) {
       this.catalogProperties = Map.copyOf(Objects.requireNonNull(catalogProperties, "catalogProperties"));
@@ -512,6 +533,17 @@ public final class MultiTableSink<IN>
         throw new IllegalArgumentException("Invalid maxRowsPerFile: " + rows + " (must be > 0)");
       }
       this.maxRowsPerFile = rows;
+      return this;
+    }
+
+    /**
+     * Adds to a table that exists the optional columns (and struct fields) of its schema in the template that it
+     * lacks, and widens the types the template widens, as the one-table sink does: the writers stage with the
+     * evolved schema and the cut that commits their files evolves the table in the same change. Without it, a table
+     * that lacks a column of the template stops the writer naming both.
+     */
+    public Builder<IN> addNewColumns(boolean add) {
+      this.addNewColumns = add;
       return this;
     }
 

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 
@@ -50,7 +51,8 @@ final class MultiTableWriter<IN> implements SinkWriter<IN, TableManifests, Stagi
     // named after the checkpoint this writer prepares next, as the writer's other tables' files are
     WriterContext tableContext = new WriterContext(context.jobId(), context.writerIndex(), context.numberOfWriters(),
         context.attempt(), lastPrepared, context.epoch());
-    return StagingWriter.create(sink.writerConfig(table), sink.converter(table.schema()), tableContext, budget);
+    Schema schema = sink.writeSchema(identifier, table);
+    return StagingWriter.create(sink.writerConfig(table, schema), sink.converter(schema), tableContext, budget);
   }
 
   @Override

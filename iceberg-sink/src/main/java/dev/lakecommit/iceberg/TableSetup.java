@@ -164,7 +164,7 @@ final class TableSetup {
       widened.forEach(f -> changes.add("column '" + f.name() + "' narrower than " + f.type()));
       throw new IllegalArgumentException(String.format(
           "Table %s has %s of the staged schema (allow adding optional columns and widening types with "
-              + "addNewColumns)", table.name(), String.join(", ", changes)));
+              + "addNewColumns, --add-new-columns in the tool)", table.name(), String.join(", ", changes)));
     }
     UpdateSchema update = table.updateSchema();
     missing.forEach(f -> update.addColumn(f.name(), f.type(), f.doc()));

@@ -14,8 +14,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 /**
  * The Iceberg tables of one catalog that an engine's multi-table sink writes, as its configuration travels with the
  * engine's job (serializable): the catalog, how a table the sink creates is made (schema, partitioning,
- * properties), where the job's state lives, one writer's bounds over all its tables, and whether the catalog must
- * commit a cut in one transaction. The engine adds how a row finds its table and builds the {@link MultiTableSink}
+ * properties) and whether a table that exists may evolve, where the job's state lives, one writer's bounds over all
+ * its tables, and whether the catalog must commit a cut in one transaction. The engine adds how a row finds its table and builds the {@link MultiTableSink}
  * with {@link #sink}.
  */
 public final class TablesConfig implements Serializable {
@@ -34,6 +34,7 @@ public final class TablesConfig implements Serializable {
   private final int maxOpenFiles;
   private final long maxBufferedBytes;
   private final boolean requireAtomicCut;
+  private final boolean addNewColumns;
 
   private TablesConfig(Builder<?> builder) {
     if (builder.catalogProperties == null) {
@@ -48,6 +49,7 @@ public final class TablesConfig implements Serializable {
     this.maxOpenFiles = builder.maxOpenFiles;
     this.maxBufferedBytes = builder.maxBufferedBytes;
     this.requireAtomicCut = builder.requireAtomicCut;
+    this.addNewColumns = builder.addNewColumns;
   }
 
   /** The catalog's name, for messages and job ids. */
@@ -74,7 +76,8 @@ public final class TablesConfig implements Serializable {
         .tableProperties(tableProperties)
         .maxOpenFiles(maxOpenFiles)
         .maxBufferedBytes(maxBufferedBytes)
-        .requireAtomicCut(requireAtomicCut);
+        .requireAtomicCut(requireAtomicCut)
+        .addNewColumns(addNewColumns);
     if (stateLocation != null) {
       builder.stateLocation(stateLocation);
     }
@@ -96,6 +99,7 @@ public final class TablesConfig implements Serializable {
     private int maxOpenFiles = StagingWriterConfig.DEFAULT_MAX_OPEN_FILES;
     private long maxBufferedBytes = StagingWriterConfig.DEFAULT_MAX_BUFFERED_BYTES;
     private boolean requireAtomicCut;
+    private boolean addNewColumns;
 
     protected Builder() {}
 
@@ -164,6 +168,16 @@ public final class TablesConfig implements Serializable {
     /** Refuse a catalog that cannot commit several tables in one transaction (JDBC, atomic REST). */
     public B requireAtomicCut(boolean required) {
       this.requireAtomicCut = required;
+      return self();
+    }
+
+    /**
+     * Adds the rows' new optional columns to a table that lacks them, and widens the types the rows widen, in the
+     * cut that commits the rows (see {@link MultiTableSink.Builder#addNewColumns}); without it such a table stops
+     * the job naming the column.
+     */
+    public B addNewColumns(boolean add) {
+      this.addNewColumns = add;
       return self();
     }
 

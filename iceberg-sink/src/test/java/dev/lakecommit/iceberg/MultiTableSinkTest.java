@@ -330,6 +330,87 @@ class MultiTableSinkTest {
     writer.close();
   }
 
+  /**
+   * A later run of a job writes records with a column its tables lack and a wider amount: without addNewColumns the
+   * writer stops naming the table and the column, with nothing staged; with it, each table the cut touches evolves
+   * in the cut that commits its rows, the first run's rows read back without a value in the new column, and a table
+   * created now has the whole schema.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("catalogs")
+  void aTableEvolvesInTheCutThatCommitsItsNewColumns(String catalog) throws Exception {
+    Schema narrow = new Schema(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.required(2, "account", Types.StringType.get()),
+        Types.NestedField.required(3, "amount", Types.IntegerType.get()));
+    Schema wide = new Schema(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.required(2, "account", Types.StringType.get()),
+        Types.NestedField.required(3, "amount", Types.LongType.get()),
+        Types.NestedField.optional(4, "memo", Types.StringType.get()));
+    JobId job = JobId.of("evolving");
+    cut(catalog, job, narrow, false, 1, List.of(
+        GenericRecord.create(narrow).copy(Map.of("id", 0L, "account", "debits", "amount", -5)),
+        GenericRecord.create(narrow).copy(Map.of("id", 1L, "account", "credits", "amount", 5))));
+
+    List<Record> later = List.of(
+        GenericRecord.create(wide).copy(Map.of("id", 2L, "account", "debits", "amount", -3_000_000_000L, "memo", "big")),
+        GenericRecord.create(wide).copy(Map.of("id", 3L, "account", "credits", "amount", 2_999_999_999L, "memo", "big")),
+        GenericRecord.create(wide).copy(Map.of("id", 4L, "account", "fees", "amount", 1L, "memo", "fee")));
+    assertThatThrownBy(() -> cut(catalog, job, wide, false, 2, later)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("evo.").hasMessageContaining("no column 'memo'").hasMessageContaining("addNewColumns");
+    cut(catalog, job, wide, true, 2, later);
+
+    Catalog reader = fixture.newCatalog();
+    for (String name : List.of("debits", "credits", "fees")) {
+      Table table = reader.loadTable(TableIdentifier.of("evo", name));
+      assertThat(table.schema().findField("memo")).as("memo of %s", name).isNotNull();
+      assertThat(table.schema().findType("amount")).as("amount of %s", name).isEqualTo(Types.LongType.get());
+      assertThat(unreferenced(table)).as("staged files of the refused run in %s", name).isEmpty();
+    }
+    Map<Long, List<Object>> rows = new TreeMap<>();
+    for (String name : List.of("debits", "credits", "fees")) {
+      rows(reader.loadTable(TableIdentifier.of("evo", name)), null).forEach(row -> rows.put((Long) row.getField("id"),
+          java.util.Arrays.asList(row.getField("amount"), row.getField("memo"))));
+    }
+    assertThat(rows).containsExactlyEntriesOf(new TreeMap<>(Map.of(
+        0L, java.util.Arrays.asList(-5L, null), 1L, java.util.Arrays.asList(5L, null),
+        2L, List.of(-3_000_000_000L, "big"), 3L, List.of(2_999_999_999L, "big"), 4L, List.of(1L, "fee"))));
+    CutAudit audit = new CutAudit(reader, List.of(TableIdentifier.of("evo", "debits"),
+        TableIdentifier.of("evo", "credits"), TableIdentifier.of("evo", "fees")));
+    assertThat(audit.checkpoints()).containsExactly(1L, 2L);
+  }
+
+  /** One run of {@code job} writing {@code records} (each to table {@code evo.<account>}) as cut {@code checkpoint}. */
+  private void cut(String catalog, JobId job, Schema schema, boolean addNewColumns, long checkpoint,
+      List<Record> records) throws Exception {
+    MultiTableSink<Record> sink = MultiTableSink.forRecords(fixture(catalog).properties(), schema)
+        .catalogName(fixture.name())
+        .router(record -> TableIdentifier.of("evo", (String) record.getField("account")))
+        .addNewColumns(addNewColumns)
+        .build();
+    closeables.add(sink);
+    TargetRun run = TargetRun.open(sink, job);
+    closeables.add(run);
+    run.claim("run of checkpoint " + checkpoint);
+    try (SinkWriter<Record, TableManifests, StagingWriterState> writer =
+            sink.createWriter(new WriterContext(job, 0, 1, 0, checkpoint - 1, run.epoch()));
+        SinkAggregatedCommitter<TableManifests, CutCommittable> committer = sink.createAggregatedCommitter()) {
+      try {
+        for (Record record : records) {
+          writer.write(record);
+        }
+      } catch (RuntimeException e) {
+        writer.abortPrepare();
+        throw e;
+      }
+      run.fence(committer);
+      CommitOutcome outcome = committer.commit(committer.combine(new CommitId(job, checkpoint),
+          List.of(writer.prepareCommit(checkpoint).orElseThrow())));
+      assertThat(outcome).as("cut %s", checkpoint).isInstanceOf(CommitOutcome.Committed.class);
+    }
+  }
+
   @Test
   void oneWritersOpenFilesStayWithinTheBoundOverAllItsTables() throws Exception {
     int tables = TestScale.pick(40, 1000);

@@ -149,4 +149,42 @@ class RoutedIngestCliTest {
     assertThat(hiveOption.exitCode()).isEqualTo(2);
     assertThat(hiveOption.err()).contains("--success-files");
   }
+
+  /**
+   * A later input with a column its tables lack: without {@code --add-new-columns} the job stops naming the table,
+   * the column and the option, and nothing of it is committed; with it, the tables it writes evolve in its cuts and
+   * the earlier rows read back without a value in the new column.
+   */
+  @Test
+  void aNewColumnStopsTheJobUnlessAddNewColumnsEvolvesTheTablesInTheirCuts() throws Exception {
+    Path first = dir.resolve("first.jsonl");
+    Files.writeString(first, "{\"order_id\": 1, \"region\": \"eu\", \"amount\": 5}\n"
+        + "{\"order_id\": 2, \"region\": \"us\", \"amount\": 7}\n");
+    CliRun one = CliRun.of(ingest(first, "--job-id", "evolve-1"));
+    assertThat(one.exitCode()).as(one.toString()).isZero();
+
+    Path later = dir.resolve("later.jsonl");
+    Files.writeString(later, "{\"order_id\": 3, \"region\": \"eu\", \"amount\": 9, \"note\": \"gift\"}\n"
+        + "{\"order_id\": 4, \"region\": \"us\", \"amount\": 3, \"note\": \"rush\"}\n");
+    CliRun refused = CliRun.of(ingest(later, "--job-id", "evolve-2"));
+    assertThat(refused.exitCode()).as(refused.toString()).isEqualTo(3);
+    assertThat(refused.err()).contains("demo.orders_").contains("no column 'note'").contains("--add-new-columns");
+    Catalog catalog = catalog();
+    for (String region : List.of("eu", "us")) {
+      assertThat(catalog.loadTable(TableIdentifier.of("demo", "orders_" + region)).schema().findField("note"))
+          .isNull();
+    }
+
+    CliRun evolved = CliRun.of(ingest(later, "--job-id", "evolve-2", "--add-new-columns"));
+    assertThat(evolved.exitCode()).as(evolved.toString()).isZero();
+    Map<Long, Object> notes = new TreeMap<>();
+    for (String region : List.of("eu", "us")) {
+      Table table = catalog().loadTable(TableIdentifier.of("demo", "orders_" + region));
+      assertThat(table.schema().findField("note")).as("note of %s", region).isNotNull();
+      try (CloseableIterable<Record> rows = IcebergGenerics.read(table).build()) {
+        rows.forEach(row -> notes.put((Long) row.getField("order_id"), String.valueOf(row.getField("note"))));
+      }
+    }
+    assertThat(notes).containsExactlyEntriesOf(new TreeMap<>(Map.of(1L, "null", 2L, "null", 3L, "gift", 4L, "rush")));
+  }
 }

@@ -207,9 +207,9 @@ public final class IngestCommand implements Callable<Integer> {
           + "--target hive");
     }
     write.checkIceberg();
-    if (maintain.every != 0 || noCreateTable || addNewColumns) {
-      throw new IllegalArgumentException("Options --maintain-every, --no-create-table and --add-new-columns are for"
-          + " one table; with --route-by every table is created on its first record with the input's schema");
+    if (maintain.every != 0 || noCreateTable) {
+      throw new IllegalArgumentException("Options --maintain-every and --no-create-table are for one table; with"
+          + " --route-by every table is created on its first record with the input's schema");
     }
     return RoutedTables.of(routeBy, table.table());
   }
@@ -233,7 +233,8 @@ public final class IngestCommand implements Callable<Integer> {
         .catalogName(table.catalogName)
         .router(routes.router(schema))
         .partitionBy(name -> partitionBy)
-        .requireAtomicCut(requireAtomicCut);
+        .requireAtomicCut(requireAtomicCut)
+        .addNewColumns(addNewColumns);
     write.applyTo(config, parallelism);
     if (codec != null) {
       java.util.Map<String, String> properties = new java.util.LinkedHashMap<>(write.tableProperties);
