@@ -112,7 +112,22 @@ class RoutedIngestCliTest {
     CliRun status = CliRun.of("status", "--table", "demo.orders_${region}", "--warehouse",
         dir.resolve("wh").toString());
     assertThat(status.exitCode()).isEqualTo(2);
-    assertThat(status.err()).contains("lakecommit cut --job-id");
+    assertThat(status.err()).contains("--job-id");
+    CliRun routed = CliRun.of("status", "--table", "demo.orders_${region}", "--warehouse",
+        dir.resolve("wh").toString(), "--job-id", job.group(1), "--json");
+    assertThat(routed.exitCode()).as(routed.toString()).isZero();
+    JsonNode whole = JSON.readTree(routed.out());
+    assertThat(whole.get("last-cut").asLong()).isEqualTo(4);
+    assertThat(whole.get("tables")).hasSize(regions.size());
+    for (JsonNode table : whole.get("tables")) {
+      assertThat(table.get("snapshot").asLong()).isEqualTo(snapshots.get(table.get("table").asText()));
+    }
+    assertThat(whole.get("job").get("latest-checkpoint").asLong()).isEqualTo(4);
+    assertThat(whole.get("job").get("pending-checkpoints")).isEmpty();
+    CliRun routedText = CliRun.of("status", "--table", "demo.orders_${region}", "--warehouse",
+        dir.resolve("wh").toString(), "--job-id", job.group(1));
+    assertThat(routedText.out()).contains("the last cut is checkpoint 4 over " + regions.size() + " table(s)")
+        .contains("demo.orders_eu-west");
     CliRun oneTable = CliRun.of("status", "--table", "demo.orders_eu-west", "--warehouse",
         dir.resolve("wh").toString(), "--json");
     assertThat(oneTable.exitCode()).as(oneTable.toString()).isZero();

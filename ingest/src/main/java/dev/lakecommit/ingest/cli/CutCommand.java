@@ -50,31 +50,15 @@ public final class CutCommand implements Callable<Integer> {
     JobId job = JobId.of(jobId);
     Map<String, Object> report = new LinkedHashMap<>();
     report.put("job-id", job.value());
-    try (MultiTableSink<Record> sink = MultiTableSink.forRecords(table.catalogProperties())
-        .catalogName(table.catalogName)
-        .router(record -> {
-          throw new IllegalStateException("cut reads, it writes nothing");
-        })
-        .build()) {
+    try (MultiTableSink<Record> sink = reading(table)) {
       Optional<CutCommitter.Cut> cut = sink.lastCut(job);
       report.put("mode", sink.cutMode());
       report.put("checkpoint", cut.map(CutCommitter.Cut::checkpointId).orElse(null));
-      List<Map<String, Object>> tables = new ArrayList<>();
       List<String> sql = new ArrayList<>();
-      if (cut.isPresent()) {
-        Catalog catalog = sink.catalog();
-        cut.get().snapshots().entrySet().stream().sorted(Map.Entry.comparingByKey(
-            java.util.Comparator.comparing(TableIdentifier::toString))).forEach(entry -> {
-              Snapshot snapshot = catalog.loadTable(entry.getKey()).snapshot(entry.getValue());
-              Map<String, Object> row = new LinkedHashMap<>();
-              row.put("table", entry.getKey().toString());
-              row.put("snapshot", entry.getValue());
-              String checkpoint = snapshot == null ? null : snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
-              row.put("checkpoint", checkpoint == null ? null : Long.parseLong(checkpoint));
-              tables.add(row);
-              sql.add("SELECT * FROM " + quoted(table.catalogName + "." + entry.getKey()) + " VERSION AS OF "
-                  + entry.getValue() + ";");
-            });
+      List<Map<String, Object>> tables = cut.isPresent() ? tables(sink.catalog(), cut.get()) : List.of();
+      for (Map<String, Object> row : tables) {
+        sql.add("SELECT * FROM " + quoted(table.catalogName + "." + row.get("table")) + " VERSION AS OF "
+            + row.get("snapshot") + ";");
       }
       report.put("tables", tables);
       report.put("spark-sql", sql);
@@ -99,6 +83,32 @@ public final class CutCommand implements Callable<Integer> {
     }
     out.flush();
     return 0;
+  }
+
+  /** A multi-table sink of the catalog that only reads the jobs' cuts. */
+  static MultiTableSink<Record> reading(TableOptions table) {
+    return MultiTableSink.forRecords(table.catalogProperties())
+        .catalogName(table.catalogName)
+        .router(record -> {
+          throw new IllegalStateException("this command reads cuts, it writes nothing");
+        })
+        .build();
+  }
+
+  /** Each table of the cut, sorted by name: its snapshot of the cut and the checkpoint that snapshot holds. */
+  static List<Map<String, Object>> tables(Catalog catalog, CutCommitter.Cut cut) {
+    List<Map<String, Object>> tables = new ArrayList<>();
+    cut.snapshots().entrySet().stream().sorted(Map.Entry.comparingByKey(
+        java.util.Comparator.comparing(TableIdentifier::toString))).forEach(entry -> {
+          Snapshot snapshot = catalog.loadTable(entry.getKey()).snapshot(entry.getValue());
+          Map<String, Object> row = new LinkedHashMap<>();
+          row.put("table", entry.getKey().toString());
+          row.put("snapshot", entry.getValue());
+          String checkpoint = snapshot == null ? null : snapshot.summary().get(CommitId.CHECKPOINT_ID_KEY);
+          row.put("checkpoint", checkpoint == null ? null : Long.parseLong(checkpoint));
+          tables.add(row);
+        });
+    return tables;
   }
 
   /** A multi-part name for Spark SQL: each part that is not a plain identifier in backticks. */

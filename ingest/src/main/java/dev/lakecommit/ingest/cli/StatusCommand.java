@@ -2,10 +2,13 @@ package dev.lakecommit.ingest.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.lakecommit.core.CommitId;
 import dev.lakecommit.core.CommitTarget;
 import dev.lakecommit.core.JobId;
 import dev.lakecommit.core.runtime.CheckpointRecord;
 import dev.lakecommit.core.runtime.CheckpointStore;
+import dev.lakecommit.iceberg.CutCommitter;
+import dev.lakecommit.iceberg.MultiTableSink;
 import dev.lakecommit.ingest.source.FileSource;
 import dev.lakecommit.ingest.source.KafkaInput;
 import dev.lakecommit.ingest.source.KafkaSource;
@@ -14,8 +17,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.concurrent.Callable;
+import org.apache.iceberg.data.Record;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -24,7 +29,8 @@ import picocli.CommandLine.Spec;
 /** {@code lakecommit status}: jobs of a table, their last committed checkpoint, and a job's pending ones. */
 @Command(name = "status", mixinStandardHelpOptions = true, sortOptions = false,
     description = "Shows the jobs that committed to a table (Iceberg, or Hive with --target hive), the last "
-        + "committed checkpoint of each, and, for a job, its newest durable checkpoint and the checkpoints still pending commit.")
+        + "committed checkpoint of each, and, for a job, its newest durable checkpoint and the checkpoints still pending commit."
+        + " For a table per record (--table 'db.t_${col}' --job-id ID): the job's last cut in every table.")
 public final class StatusCommand implements Callable<Integer> {
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -50,9 +56,7 @@ public final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     PrintWriter out = spec.commandLine().getOut();
     if (table.table().contains("${")) {
-      throw new IllegalArgumentException("Invalid option --table: '" + table.table() + "' names a table per record"
-          + " (ingest --route-by): status shows one table (give one of them), and lakecommit cut --job-id ID shows"
-          + " where the job stands in all of them");
+      return routed(out);
     }
     TableAccess access = TableAccess.of(table);
     TableAccess.Description description = access.describe(null);
@@ -132,6 +136,75 @@ public final class StatusCommand implements Callable<Integer> {
       if (input != null) {
         offsets.forEach((id, partitions) -> out.printf("  job %s: %s%n", id, partitions));
         startOffsets.forEach((id, partitions) -> out.printf("  job %s: %s%n", id, partitions));
+      }
+      if (status.get("job") instanceof Map<?, ?> detail) {
+        detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
+      }
+    }
+    out.flush();
+    return 0;
+  }
+
+  /**
+   * A job that writes a table per record ({@code ingest --route-by}): its last cut (each table's snapshot), the
+   * source position the cut holds (Kafka offsets, with lag against {@code --input}), and the job's checkpoints.
+   */
+  private int routed(PrintWriter out) throws Exception {
+    if (job.jobId == null) {
+      throw new IllegalArgumentException("Invalid option --table: '" + table.table() + "' names a table per record"
+          + " (ingest --route-by): give the job's --job-id to see where it stands in all of them, or give one of"
+          + " the tables");
+    }
+    if (table.target() != TableKind.ICEBERG) {
+      throw new IllegalArgumentException("A table per record is of Iceberg tables (--target iceberg)");
+    }
+    JobId jobId = job.requiredJobId();
+    Map<String, Object> status = new LinkedHashMap<>();
+    status.put("table", table.table());
+    status.put("job-id", jobId.value());
+    Long checkpoint;
+    try (MultiTableSink<Record> sink = CutCommand.reading(table)) {
+      Optional<CutCommitter.Cut> cut = sink.lastCut(jobId,
+          List.of(CommitId.sourcePositionKey(jobId)));
+      checkpoint = cut.map(CutCommitter.Cut::checkpointId).orElse(null);
+      status.put("mode", sink.cutMode());
+      status.put("last-cut", checkpoint);
+      status.put("tables", cut.isPresent() ? CutCommand.tables(sink.catalog(), cut.get()) : List.of());
+      String position = cut.map(c -> c.properties().get(CommitId.sourcePositionKey(jobId)))
+          .orElse(null);
+      if (position != null) {
+        Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
+        if (input != null) {
+          try {
+            end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+          } catch (java.io.IOException | org.apache.kafka.common.KafkaException e) {
+            status.put("end-offsets", "unavailable: " + e.getMessage());
+            spec.commandLine().getErr().println("warning: no end offsets from " + input + " (" + e.getMessage()
+                + ")");
+          }
+        }
+        status.put("committed-offsets", offsets(Map.of(jobId.value(), position), end, "committed")
+            .get(jobId.value()));
+      }
+    }
+    status.put("job", jobStatus(jobId, checkpoint));
+    if (json) {
+      out.println(JSON.writer(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+    } else {
+      @SuppressWarnings("unchecked")
+      List<Map<String, Object>> tables = (List<Map<String, Object>>) status.get("tables");
+      if (checkpoint == null) {
+        out.printf("Job %s has committed no cut to the tables %s (%s)%n", jobId, table.table(), status.get("mode"));
+      } else {
+        out.printf("Job %s: the last cut is checkpoint %d over %d table(s) %s (%s)%n", jobId, checkpoint,
+            tables.size(), table.table(), status.get("mode"));
+      }
+      for (Map<String, Object> row : tables) {
+        out.printf("  %-40s snapshot %-20s checkpoint %s%n", row.get("table"), row.get("snapshot"),
+            row.get("checkpoint"));
+      }
+      if (status.get("committed-offsets") != null) {
+        out.printf("  committed offsets: %s%n", status.get("committed-offsets"));
       }
       if (status.get("job") instanceof Map<?, ?> detail) {
         detail.forEach((k, v) -> out.printf("  %s: %s%n", k, v));
