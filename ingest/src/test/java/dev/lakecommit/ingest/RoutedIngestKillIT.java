@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A routed ingest of transfers (each a debit line and a credit line, routed to two tables) by the real tool in child
  * JVMs, two copies of the command racing in every round and SIGKILLed at random moments, until it finishes: every
  * transfer is once in each table, every checkpoint of the job read as a cut balances (the same transfers in both
- * tables), and the last cut that {@code lakecommit cut} names balances too.
+ * tables), the last cut that {@code lakecommit cut} names balances too, and so does every state of the two tables a
+ * reader read while the job ran (both metadata pointers in one query of the catalog's database).
  */
 class RoutedIngestKillIT {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -63,7 +64,18 @@ class RoutedIngestKillIT {
         "--parallelism", "2", "--checkpoint-every-records", "4000",
         "--max-records-per-second", "40000"));
 
-    KillLoop.Result result = new KillLoop(dir, "RoutedIngestKillIT", seed).runRacing(command, kills, 500);
+    KillLoop.Result result;
+    try (CutReader reader = new CutReader(dir.resolve("wh").toAbsolutePath())) {
+      reader.start();
+      result = new KillLoop(dir, "RoutedIngestKillIT", seed).runRacing(command, kills, 500);
+      reader.stop();
+      System.out.printf("RoutedIngestKillIT: a reader read both tables %d times while the job ran, at %d different"
+          + " checkpoints%n", reader.reads(), reader.checkpoints().size());
+      assertThat(reader.unbalanced()).as("states of both tables read at once that do not balance (seed %s)", seed)
+          .isEmpty();
+      assertThat(reader.checkpoints()).as("checkpoints the reader saw while the job ran (seed %s)", seed)
+          .hasSizeGreaterThanOrEqualTo(3);
+    }
 
     assertThat(result.killed()).as("kills (seed %s)", seed).isGreaterThanOrEqualTo(kills);
     Catalog catalog = catalog();
@@ -88,6 +100,109 @@ class RoutedIngestKillIT {
       sides.put(name.name(), counts);
     }
     assertThat(sides.get("debit")).hasSize(transfers).isEqualTo(sides.get("credit"));
+  }
+
+  /**
+   * A reader of the catalog while the job runs, as an engine reads it: both tables' metadata pointers in one query of
+   * the catalog's database (one consistent state of the JDBC catalog), then each table's current snapshot. A cut
+   * committed atomically shows as many debit rows as credit rows at every such state; what it read is kept.
+   */
+  private static final class CutReader implements AutoCloseable {
+    private final Path warehouse;
+    private final org.apache.iceberg.io.FileIO io = new org.apache.iceberg.hadoop.HadoopFileIO(
+        new org.apache.hadoop.conf.Configuration());
+    private final java.util.concurrent.atomic.AtomicBoolean running = new java.util.concurrent.atomic.AtomicBoolean();
+    private final List<String> unbalanced = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final java.util.Set<Long> checkpoints = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.atomic.AtomicInteger reads = new java.util.concurrent.atomic.AtomicInteger();
+    private Thread thread;
+
+    CutReader(Path warehouse) {
+      this.warehouse = warehouse;
+    }
+
+    void start() {
+      running.set(true);
+      thread = new Thread(this::loop, "cut-reader");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    private void loop() {
+      while (running.get()) {
+        try {
+          readOnce();
+        } catch (Exception e) {
+          // a database or a metadata file not there yet, or a file the catalog replaced since the query: read again
+        }
+        try {
+          Thread.sleep(50);   // the pace of the reads, not synchronisation
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
+
+    private void readOnce() throws Exception {
+      Path db = warehouse.resolve("catalog.db");
+      if (!Files.exists(db)) {
+        return;
+      }
+      Map<String, String> pointers = new TreeMap<>();
+      try (java.sql.Connection connection = java.sql.DriverManager.getConnection("jdbc:sqlite:" + db);
+          java.sql.Statement statement = connection.createStatement();
+          java.sql.ResultSet rows = statement.executeQuery("SELECT table_name, metadata_location FROM"
+              + " iceberg_tables WHERE catalog_name = 'lakecommit' AND table_namespace = 'bank'")) {
+        while (rows.next()) {
+          pointers.put(rows.getString(1), rows.getString(2));
+        }
+      }
+      if (pointers.size() < 2) {
+        return;
+      }
+      Map<String, Snapshot> current = new TreeMap<>();
+      for (Map.Entry<String, String> pointer : pointers.entrySet()) {
+        Snapshot snapshot = org.apache.iceberg.TableMetadataParser.read(io, pointer.getValue()).currentSnapshot();
+        if (snapshot == null) {
+          return;
+        }
+        current.put(pointer.getKey(), snapshot);
+      }
+      reads.incrementAndGet();
+      Snapshot debit = current.get("debit");
+      Snapshot credit = current.get("credit");
+      checkpoints.add(Long.parseLong(debit.summary().get(CommitId.CHECKPOINT_ID_KEY)));
+      if (!debit.summary().get("total-records").equals(credit.summary().get("total-records"))) {
+        unbalanced.add("debit at checkpoint " + debit.summary().get(CommitId.CHECKPOINT_ID_KEY) + " ("
+            + debit.summary().get("total-records") + " rows), credit at checkpoint "
+            + credit.summary().get(CommitId.CHECKPOINT_ID_KEY) + " (" + credit.summary().get("total-records")
+            + " rows)");
+      }
+    }
+
+    void stop() throws InterruptedException {
+      running.set(false);
+      thread.join(java.time.Duration.ofSeconds(30).toMillis());
+    }
+
+    int reads() {
+      return reads.get();
+    }
+
+    java.util.Set<Long> checkpoints() {
+      return checkpoints;
+    }
+
+    List<String> unbalanced() {
+      return unbalanced;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      if (thread != null && thread.isAlive()) {
+        stop();
+      }
+    }
   }
 
   private Catalog catalog() {
