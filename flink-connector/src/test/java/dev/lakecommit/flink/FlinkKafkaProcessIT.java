@@ -574,13 +574,13 @@ class FlinkKafkaProcessIT {
    * Lines of the TaskManagers' logs saying that a commit attempt failed: retried with backoff by the sink's retry
    * policy, or left pending by the committer for Flink to hand over again.
    */
-  private static long failedCommitLogLines(FlinkProcessCluster cluster) throws IOException {
+  static long failedCommitLogLines(FlinkProcessCluster cluster) throws IOException {
     return cluster.taskManagerLogLines("RetryPolicy", "Retrying commit of")
         + cluster.taskManagerLogLines("LakecommitCommitter", "pending");
   }
 
   /** Polls (bounded) until a checkpoint of the job completes after the last completed one; returns its id. */
-  private static long awaitNextCheckpoint(FlinkProcessCluster cluster, String jobId) throws InterruptedException {
+  static long awaitNextCheckpoint(FlinkProcessCluster cluster, String jobId) throws InterruptedException {
     long completed = completedCheckpoint(cluster, jobId);
     long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
     long next;

@@ -30,8 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The multi-table sink on a cluster of TaskManager processes, with a JDBC catalog on PostgreSQL: transfers whose debit
- * and credit rows go to two tables (the debits to a third from the middle of the stream), TaskManagers running the
- * job's tasks SIGKILLed while it runs. Every checkpoint read as a cut balances, and once the bounded stream ends every
+ * and credit rows go to two tables (the debits to a third from the middle of the stream), PostgreSQL stopped for a
+ * while as a cut commits, and TaskManagers running the job's tasks SIGKILLed while it runs. Every checkpoint read as a cut balances, and once the bounded stream ends every
  * transfer is in the tables exactly once.
  */
 class FlinkMultiTableProcessIT {
@@ -60,7 +60,25 @@ class FlinkMultiTableProcessIT {
 
     String jobId = submit(cluster, catalog, transfers);
     try {
-      long checkpoint = 0;
+      long checkpoint = awaitCheckpoint(cluster, jobId, 2);
+      // a catalog outage: PostgreSQL stopped right after a checkpoint completed, until a commit attempt met it
+      long failedBefore = FlinkKafkaProcessIT.failedCommitLogLines(cluster);
+      checkpoint = FlinkKafkaProcessIT.awaitNextCheckpoint(cluster, jobId);
+      long outageStart = System.nanoTime();
+      pg.stop();
+      try {
+        Thread.sleep(3_000 + random.nextInt(3_000));   // the length of the outage, not synchronisation
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (FlinkKafkaProcessIT.failedCommitLogLines(cluster) == failedBefore && System.nanoTime() < deadline) {
+          Thread.sleep(100);   // polling the TaskManagers' logs
+        }
+      } finally {
+        pg.start();
+      }
+      long failed = FlinkKafkaProcessIT.failedCommitLogLines(cluster) - failedBefore;
+      System.out.printf("FlinkMultiTableProcessIT: PostgreSQL outage of %d ms from the completion of checkpoint %d:"
+          + " %d failed commit attempts%n", (System.nanoTime() - outageStart) / 1_000_000, checkpoint, failed);
+      assertThat(failed).as("cut commits that failed while PostgreSQL was down").isPositive();
       for (int k = 0; k < kills; k++) {
         // a kill once the job has committed a few more cuts, while the source still has most of its rows to give
         checkpoint = awaitCheckpoint(cluster, jobId, checkpoint + 2 + random.nextInt(3));
