@@ -117,4 +117,79 @@ class CatalogOutageIngestIT {
       assertThat(outage.where()).endsWith(".metadata.json");
     }
   }
+
+  /**
+   * A table per region, each checkpoint one atomic cut over the four tables (one PostgreSQL transaction of pointer
+   * swaps): PostgreSQL goes away after some of cut 2's new metadata files were written, before the transaction. The
+   * ingest completes, every region's rows are there once, and every checkpoint read as a cut holds exactly the rows
+   * of the checkpoints up to it, over the four tables together.
+   */
+  @Test
+  void postgresDownInTheMiddleOfACutOverSeveralTables() throws Exception {
+    Path input = input();
+    try (EmbeddedPostgres pg = EmbeddedPostgres.startNew()) {
+      String url = pg.createDatabase("catalog");
+      // metadata files: 4 tables created, the run's epoch carried into each, cut 1 in each; then cut 2's
+      Outage outage = Outage.arm("PostgreSQL", pg::stop, pg::start, OUTAGE, 14);
+      List<String> catalog = List.of("-C", "type=jdbc", "-C", "uri=" + url, "-C", "jdbc.user=" + pg.user(),
+          "-C", "jdbc.password=" + pg.password(), "-C", "warehouse=" + dir.resolve("wh").toUri(),
+          "-C", "io-impl=" + OutageFileIO.class.getName());
+      List<String> args = new ArrayList<>(ingest(input, "cut-outage", catalog));
+      args.set(args.indexOf("ops.events"), "ops.events_${region}");
+      args.remove("--partition-by");
+      args.remove("region");
+      args.addAll(List.of("--route-by", "region", "--require-atomic-cut"));
+      CliRun ingest;
+      try (outage) {
+        ingest = run(args);
+        assertThat(outage.happened()).as("%s\n%s", outage, ingest).isTrue();
+        outage.awaitBack(Duration.ofMinutes(1));
+      }
+      System.out.printf("%s outage of %s at %s: %s%n", outage, OUTAGE, outage.where(), ingest.out().lines()
+          .filter(line -> line.startsWith("Commit retries")).findFirst().orElse("no commit retried"));
+      assertThat(ingest.exitCode()).as("%s\n%s", outage, ingest).isZero();
+      assertThat(outage.where()).endsWith(".metadata.json");
+
+      java.util.Map<String, String> properties = new java.util.HashMap<>();
+      for (int i = 0; i < catalog.size(); i += 2) {
+        String[] pair = catalog.get(i + 1).split("=", 2);
+        properties.put(pair[0], pair[1]);
+      }
+      properties.remove("io-impl");
+      org.apache.iceberg.catalog.Catalog reader = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit",
+          properties, new org.apache.hadoop.conf.Configuration());
+      java.util.TreeMap<Long, Long> rowsAtCut = new java.util.TreeMap<>();
+      java.util.Set<Long> ids = new java.util.HashSet<>();
+      List<Iterable<org.apache.iceberg.Snapshot>> histories = new ArrayList<>();
+      for (int region = 0; region < 4; region++) {
+        org.apache.iceberg.Table table = reader.loadTable(
+            org.apache.iceberg.catalog.TableIdentifier.of("ops", "events_r" + region));
+        histories.add(org.apache.iceberg.util.SnapshotUtil.currentAncestors(table));
+        try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> rows =
+            org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
+          rows.forEach(row -> assertThat(ids.add((Long) row.getField("id"))).as("id %s once", row.getField("id"))
+              .isTrue());
+        }
+      }
+      assertThat(ids).hasSize(ROWS);
+      for (long checkpoint = 1; checkpoint <= 6; checkpoint++) {
+        long rows = 0;
+        for (Iterable<org.apache.iceberg.Snapshot> history : histories) {
+          for (org.apache.iceberg.Snapshot snapshot : history) {
+            String id = snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY);
+            if (id != null && Long.parseLong(id) <= checkpoint) {
+              rows += Long.parseLong(snapshot.summary().get("total-records"));
+              break;
+            }
+          }
+        }
+        rowsAtCut.put(checkpoint, rows);
+      }
+      java.util.TreeMap<Long, Long> expected = new java.util.TreeMap<>();
+      for (long checkpoint = 1; checkpoint <= 6; checkpoint++) {
+        expected.put(checkpoint, checkpoint * CHECKPOINT_ROWS);
+      }
+      assertThat(rowsAtCut).as("rows of the four tables at each cut").isEqualTo(expected);
+    }
+  }
 }
