@@ -89,6 +89,11 @@ class RoutedIngestCliTest {
     assertThat(verify.out()).contains("\"sourceRows\" : 2000").contains("\"duplicateKeys\" : 0")
         .contains("\"lostKeys\" : 0").contains("\"tableRows\" : 2000");
 
+    CliRun atCut = CliRun.of("verify", "--source", CliTest.SAMPLE.toString(), "--table", "demo.orders_${region}",
+        "--warehouse", dir.resolve("wh").toString(), "--key", "order_id", "--job-id", job.group(1));
+    assertThat(atCut.exitCode()).as(atCut.toString()).isZero();
+    assertThat(atCut.out()).contains("As of the last cut of job " + job.group(1) + ": checkpoint 4");
+
     CliRun second = CliRun.of(ingest(CliTest.SAMPLE));
     assertThat(second.exitCode()).as(second.toString()).isZero();
     assertThat(second.out()).contains("Nothing new to commit").contains("checkpoint 4");

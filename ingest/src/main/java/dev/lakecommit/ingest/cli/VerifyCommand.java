@@ -54,6 +54,14 @@ public final class VerifyCommand implements Callable<Integer> {
       description = "An event-time column: also report the out-of-order rate.")
   String eventTime;
 
+  @Option(names = "--job-id", paramLabel = "ID",
+      description = "With a table per record (--table 'db.t_${col}'): audit the tables as of the job's last cut, each "
+          + "at the snapshot the cut names (a table the cut does not name has none of the job's rows).")
+  String jobId;
+
+  /** What the audit read, when it read the tables of a cut. */
+  private String asOf;
+
   @Option(names = "--spill-dir", paramLabel = "DIR", description = "Where to spill keys (default: a temp dir).")
   Path spillDir;
 
@@ -110,6 +118,10 @@ public final class VerifyCommand implements Callable<Integer> {
   private TableAccess.OpenRows openRows() throws java.io.IOException {
     String pattern = table.table();
     if (!pattern.contains("${")) {
+      if (jobId != null) {
+        throw new IllegalArgumentException("Option --job-id is for a table per record (--table 'db.t_${col}'): it"
+            + " audits the tables as of the job's last cut");
+      }
       return TableAccess.of(table).openRows();
     }
     int dot = pattern.lastIndexOf('.');
@@ -124,17 +136,30 @@ public final class VerifyCommand implements Callable<Integer> {
         .collect(java.util.stream.Collectors.joining("[A-Za-z0-9_-]+")));
     org.apache.iceberg.catalog.Catalog catalog = dev.lakecommit.iceberg.CatalogLoader.load(table.catalogName,
         table.catalogProperties(), table.hadoopConf());
+    String name = pattern;
+    java.util.Map<org.apache.iceberg.catalog.TableIdentifier, Long> cut = null;
+    if (jobId != null) {
+      dev.lakecommit.core.JobId job = dev.lakecommit.core.JobId.of(jobId);
+      try (dev.lakecommit.iceberg.MultiTableSink<org.apache.iceberg.data.Record> sink = CutCommand.reading(table)) {
+        dev.lakecommit.iceberg.CutCommitter.Cut last = sink.lastCut(job).orElseThrow(() ->
+            new IllegalArgumentException("Invalid option --job-id: job " + jobId + " has committed no cut"));
+        cut = last.snapshots();
+        name = pattern + " at the last cut of job " + jobId + " (checkpoint " + last.checkpointId() + ")";
+        asOf = "As of the last cut of job " + jobId + ": checkpoint " + last.checkpointId() + ", " + cut;
+      }
+    }
     java.util.List<dev.lakecommit.ingest.verify.TableRows> tables = new java.util.ArrayList<>();
     for (org.apache.iceberg.catalog.TableIdentifier identifier : catalog.listTables(namespace)) {
-      if (names.matcher(identifier.name()).matches()) {
-        tables.add(new dev.lakecommit.ingest.verify.IcebergTableRows(catalog.loadTable(identifier)));
+      if (names.matcher(identifier.name()).matches() && (cut == null || cut.containsKey(identifier))) {
+        tables.add(new dev.lakecommit.ingest.verify.IcebergTableRows(catalog.loadTable(identifier),
+            cut == null ? null : cut.get(identifier)));
       }
     }
     if (tables.isEmpty()) {
       throw new IllegalArgumentException("Invalid option --table: no table of " + namespace + " fits '" + pattern
-          + "'");
+          + "'" + (cut == null ? "" : " among the tables of the last cut of job " + jobId + ": " + cut.keySet()));
     }
-    return new TableAccess.OpenRows(new dev.lakecommit.ingest.verify.RoutedTableRows(pattern, tables), () -> {
+    return new TableAccess.OpenRows(new dev.lakecommit.ingest.verify.RoutedTableRows(name, tables), () -> {
       if (catalog instanceof java.io.Closeable closeable) {
         closeable.close();
       }
@@ -142,6 +167,9 @@ public final class VerifyCommand implements Callable<Integer> {
   }
 
   private int report(PrintWriter out, AuditReport report) {
+    if (asOf != null && !json) {
+      out.println(asOf);
+    }
     out.println(json ? report.toJson() : report.toTable());
     out.flush();
     return report.passed() ? 0 : LakecommitCommand.VERIFY_FAILED;

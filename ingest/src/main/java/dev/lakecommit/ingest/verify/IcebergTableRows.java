@@ -9,18 +9,26 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 
-/** An Iceberg table's current snapshot (deletes applied), read with Iceberg's generic reader. */
+/** An Iceberg table's current snapshot, or one given (deletes applied), read with Iceberg's generic reader. */
 public final class IcebergTableRows implements TableRows {
   private final Table table;
+  /** The snapshot read, or null for the current one. */
+  private final Long snapshotId;
 
   public IcebergTableRows(Table table) {
+    this(table, null);
+  }
+
+  /** The table as of {@code snapshotId} (null: as it is now). */
+  public IcebergTableRows(Table table, Long snapshotId) {
     this.table = table;
+    this.snapshotId = snapshotId;
     table.refresh();
   }
 
   @Override
   public String name() {
-    return table.name();
+    return snapshotId == null ? table.name() : table.name() + " at snapshot " + snapshotId;
   }
 
   @Override
@@ -34,7 +42,8 @@ public final class IcebergTableRows implements TableRows {
     Accessor<StructLike> accessor = Audit.accessor(projection, column, "table " + table.name());
     // Records hold dates and times as java.time values; accessors expect Iceberg's internal longs.
     boolean topLevel = projection.asStruct().field(column) != null;
-    CloseableIterable<Record> rows = IcebergGenerics.read(table).select(column).build();
+    IcebergGenerics.ScanBuilder scan = IcebergGenerics.read(table).select(column);
+    CloseableIterable<Record> rows = (snapshotId == null ? scan : scan.useSnapshot(snapshotId)).build();
     return CloseableIterable.transform(rows, row -> topLevel ? row.getField(column) : accessor.get(row));
   }
 
