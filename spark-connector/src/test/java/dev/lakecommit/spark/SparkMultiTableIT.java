@@ -69,7 +69,12 @@ class SparkMultiTableIT {
 
   @BeforeAll
   static void start() {
-    spark = SparkTestSupport.session("SparkMultiTableIT", dir.resolve("ice"), Map.of());
+    // Spark reads the Hadoop catalog's tables as the sink writes them (catalog "lake")
+    spark = SparkTestSupport.session("SparkMultiTableIT", dir.resolve("ice"), Map.of(
+        "spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog",
+        "spark.sql.catalog.lake.type", "hadoop",
+        "spark.sql.catalog.lake.warehouse", dir.resolve("hadoop").resolve("warehouse").toUri().toString(),
+        "spark.sql.catalog.lake.cache-enabled", "false"));
   }
 
   @AfterAll
@@ -134,6 +139,35 @@ class SparkMultiTableIT {
     Map<TableIdentifier, List<Record>> last = audit.at(Long.MAX_VALUE);
     assertThat(ids(last.get(DEBITS))).containsExactlyInAnyOrderElementsOf(
         SparkTestSupport.range(0, (long) files * ROWS_PER_FILE));
+    if (kind.equals("hadoop")) {
+      // as a Spark user reads a cut: each table VERSION AS OF its snapshot of the cut
+      Catalog catalog = openCatalog(kind);
+      for (long checkpoint : audit.checkpoints()) {
+        long debits = snapshotAt(catalog.loadTable(DEBITS), checkpoint);
+        long credits = snapshotAt(catalog.loadTable(CREDITS), checkpoint);
+        Row sums = spark.sql("SELECT (SELECT sum(amount) FROM lake.bank.debits VERSION AS OF " + debits + ")"
+            + " + (SELECT sum(amount) FROM lake.bank.credits VERSION AS OF " + credits + "),"
+            + " (SELECT count(*) FROM lake.bank.credits VERSION AS OF " + credits + ")").first();
+        assertThat(sums.getLong(0)).as("Spark's sum of the cut of checkpoint %s", checkpoint).isZero();
+        assertThat(sums.getLong(1)).as("Spark's count of the cut of checkpoint %s", checkpoint)
+            .isEqualTo(checkpoint * ROWS_PER_FILE);
+      }
+    }
+  }
+
+  /** The table's newest snapshot of a checkpoint at or below {@code checkpoint}. */
+  private static long snapshotAt(Table table, long checkpoint) {
+    long best = -1;
+    long snapshotId = -1;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      String id = snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY);
+      if (id != null && Long.parseLong(id) <= checkpoint && Long.parseLong(id) > best) {
+        best = Long.parseLong(id);
+        snapshotId = snapshot.snapshotId();
+      }
+    }
+    assertThat(snapshotId).as("a snapshot of %s at or below checkpoint %s", table.name(), checkpoint).isNotNegative();
+    return snapshotId;
   }
 
   /**
