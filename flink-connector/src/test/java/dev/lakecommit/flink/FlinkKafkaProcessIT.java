@@ -452,16 +452,9 @@ class FlinkKafkaProcessIT {
   private static String submit(FlinkProcessCluster cluster, String bootstrap, String topicName, Lake lake,
       SinkUnderTest sink) throws Exception {
     Map<String, String> catalog = lake.catalog;
-    Configuration conf = new Configuration();
-    conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
-    conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
+    Configuration conf = processJob();
     // aligned: what bounds the out-of-order rate (see the class comment)
     conf.set(CheckpointingOptions.ENABLE_UNALIGNED, false);
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    // A kill counted 1 to 13 restarts (measured) before the job ran again, 12-58 s later, while the replacement
-    // TaskManager started: one -Plong run's 6 kills counted 41 in all on a loaded machine; 100 leaves too little.
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 500);
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createRemoteEnvironment("127.0.0.1",
         cluster.restPort(), conf);
     env.setParallelism(2);
@@ -595,6 +588,22 @@ class FlinkKafkaProcessIT {
   }
 
   /** Cancels the job unless it ended (a failed test must not leave it running on the shared cluster). */
+  /**
+   * The settings of a job on the process cluster under kills: an exactly-once checkpoint a second, and restarts
+   * enough for every kill. A kill counted 1 to 13 restarts (measured) before the job ran again, 12-58 s later, while
+   * the replacement TaskManager started: one -Plong run's 6 kills counted 41 in all on a loaded machine; 100 leaves
+   * too little.
+   */
+  static Configuration processJob() {
+    Configuration conf = new Configuration();
+    conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
+    conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 500);
+    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
+    return conf;
+  }
+
   static void cancelIfRunning(FlinkProcessCluster cluster, String jobId) throws IOException {
     if (!List.of("FINISHED", "FAILED", "CANCELED").contains(cluster.jobStatus(jobId))) {
       cluster.cancel(jobId);

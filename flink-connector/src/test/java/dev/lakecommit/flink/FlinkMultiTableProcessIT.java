@@ -15,11 +15,7 @@ import java.util.stream.LongStream;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
-import org.apache.flink.configuration.CheckpointingOptions;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.RestartStrategyOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
-import org.apache.flink.core.execution.CheckpointingMode;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.iceberg.catalog.Catalog;
@@ -126,15 +122,8 @@ class FlinkMultiTableProcessIT {
   /** The transfers job on the process cluster: a checkpoint a second, restarts after every kill. */
   private static String submit(FlinkProcessCluster cluster, Map<String, String> catalog, long transfers)
       throws Exception {
-    Configuration conf = new Configuration();
-    conf.set(CheckpointingOptions.CHECKPOINTING_INTERVAL, Duration.ofSeconds(1));
-    conf.set(CheckpointingOptions.CHECKPOINTING_CONSISTENCY_MODE, CheckpointingMode.EXACTLY_ONCE);
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY, "fixed-delay");
-    // a kill can count many restarts before the replacement TaskManager is up (see FlinkKafkaProcessIT)
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_ATTEMPTS, 500);
-    conf.set(RestartStrategyOptions.RESTART_STRATEGY_FIXED_DELAY_DELAY, Duration.ofSeconds(1));
     StreamExecutionEnvironment env = StreamExecutionEnvironment.createRemoteEnvironment("127.0.0.1",
-        cluster.restPort(), conf);
+        cluster.restPort(), FlinkKafkaProcessIT.processJob());
     env.setParallelism(2);
     IcebergTables tables = IcebergTables.builder()
         .catalogProperties(catalog)

@@ -57,16 +57,22 @@ class CatalogOutageIngestIT {
     return args;
   }
 
-  private void ingestThroughOutage(Outage outage, Path input, String job, List<String> target) throws Exception {
+  /** Runs the ingest through the armed outage, which must happen; the ingest must then complete. */
+  private static CliRun runThroughOutage(Outage outage, List<String> args) throws Exception {
     CliRun ingest;
     try (outage) {
-      ingest = run(ingest(input, job, target));
+      ingest = run(args);
       assertThat(outage.happened()).as("%s\n%s", outage, ingest).isTrue();
       outage.awaitBack(Duration.ofMinutes(1));
     }
     System.out.printf("%s outage of %s: %s%n", outage, OUTAGE, ingest.out().lines()
         .filter(line -> line.startsWith("Commit retries")).findFirst().orElse("no commit retried"));
     assertThat(ingest.exitCode()).as("%s\n%s", outage, ingest).isZero();
+    return ingest;
+  }
+
+  private void ingestThroughOutage(Outage outage, Path input, String job, List<String> target) throws Exception {
+    CliRun ingest = runThroughOutage(outage, ingest(input, job, target));
     assertThat(ingest.out()).contains(String.format("Committed %,d rows in 6 checkpoint(s)", ROWS));
 
     List<String> verify = new ArrayList<>(List.of("verify", "--source", input.toString(), "--table", "ops.events",
@@ -139,15 +145,7 @@ class CatalogOutageIngestIT {
       args.remove("--partition-by");
       args.remove("region");
       args.addAll(List.of("--route-by", "region", "--require-atomic-cut"));
-      CliRun ingest;
-      try (outage) {
-        ingest = run(args);
-        assertThat(outage.happened()).as("%s\n%s", outage, ingest).isTrue();
-        outage.awaitBack(Duration.ofMinutes(1));
-      }
-      System.out.printf("%s outage of %s at %s: %s%n", outage, OUTAGE, outage.where(), ingest.out().lines()
-          .filter(line -> line.startsWith("Commit retries")).findFirst().orElse("no commit retried"));
-      assertThat(ingest.exitCode()).as("%s\n%s", outage, ingest).isZero();
+      runThroughOutage(outage, args);
       assertThat(outage.where()).endsWith(".metadata.json");
 
       java.util.Map<String, String> properties = new java.util.HashMap<>();
