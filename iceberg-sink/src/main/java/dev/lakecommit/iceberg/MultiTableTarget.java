@@ -184,23 +184,33 @@ final class MultiTableTarget implements CommitTarget {
     return newest;
   }
 
+  /**
+   * What each table's runs staged above {@code checkpointId} and above the table's own last checkpoint of the job:
+   * a table can hold a checkpoint the job's last cut does not (committed table by table, the cut record not yet
+   * published), and its files of that checkpoint are committed where they were staged (DESIGN.md rule 11).
+   */
   @Override
   public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return eachTable(jobId, table -> table.listStaged(jobId, checkpointId, minEpoch, maxEpoch)).stream()
-        .flatMap(List::stream).toList();
+    return eachTable(jobId, table -> table.listStaged(jobId, aboveCommitted(table, jobId, checkpointId), minEpoch,
+        maxEpoch)).stream().flatMap(List::stream).toList();
   }
 
+  /** Deletes what {@link #listStaged} lists. */
   @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return eachTable(jobId, table -> table.deleteStaged(jobId, checkpointId, minEpoch, maxEpoch)).stream()
-        .mapToLong(Long::longValue).sum();
+    return eachTable(jobId, table -> table.deleteStaged(jobId, aboveCommitted(table, jobId, checkpointId), minEpoch,
+        maxEpoch)).stream().mapToLong(Long::longValue).sum();
+  }
+
+  private static long aboveCommitted(IcebergTarget table, JobId jobId, long checkpointId) throws IOException {
+    return Math.max(checkpointId, table.lastCommittedCheckpoint(jobId).orElse(0));
   }
 
   @Override
   public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
       throws IOException {
-    return eachTable(jobId, table -> table.deleteStagedOfEarlierAttempts(jobId, checkpointId, epoch, attempt))
-        .stream().mapToLong(Long::longValue).sum();
+    return eachTable(jobId, table -> table.deleteStagedOfEarlierAttempts(jobId,
+        aboveCommitted(table, jobId, checkpointId), epoch, attempt)).stream().mapToLong(Long::longValue).sum();
   }
 
   @Override

@@ -503,6 +503,61 @@ class MultiTableSinkTest {
     }
   }
 
+  /**
+   * The tables hold a checkpoint whose cut record was never published (a crash between the tables' commits and the
+   * record): the next run's sweep of older runs' files above the last cut keeps the files the tables committed, and
+   * its replay of the checkpoint finds them there.
+   */
+  @Test
+  void theSweepOfANewRunKeepsFilesATableCommittedAboveTheLastCut() throws Exception {
+    JobId job = JobId.of("unrecorded");
+    MultiTableSink<Record> crashing = sink("hadoop", true).beforeCutRecord(() -> {
+      throw new IllegalStateException("crash before the cut record");
+    });
+    TargetRun first = TargetRun.open(crashing, job);
+    closeables.add(first);
+    first.claim("first run");
+    CutCommittable cut;
+    try (SinkWriter<Record, TableManifests, StagingWriterState> writer =
+            crashing.createWriter(new WriterContext(job, 0, 1, 0, 0, first.epoch()));
+        SinkAggregatedCommitter<TableManifests, CutCommittable> committer = crashing.createAggregatedCommitter()) {
+      GenericRecord template = GenericRecord.create(SCHEMA);
+      writer.write(template.copy(Map.of("id", 0L, "transfer", 0L, "account", "debits", "amount", 10L)));
+      writer.write(template.copy(Map.of("id", 1L, "transfer", 0L, "account", "credits", "amount", 10L)));
+      first.fence(committer);
+      cut = committer.combine(new CommitId(job, 1), List.of(writer.prepareCommit(1).orElseThrow()));
+      // the run ends here, as if it crashed: its retry would have published the record
+      assertThat(committer.commit(cut)).isInstanceOf(CommitOutcome.Unknown.class);
+    }
+    Catalog reader = fixture.newCatalog();
+    assertThat(reader.loadTable(DEBITS).currentSnapshot()).as("the tables hold checkpoint 1").isNotNull();
+
+    MultiTableSink<Record> sink = sink("hadoop", true);
+    TargetRun second = TargetRun.open(sink, job);
+    closeables.add(second);
+    second.claim("second run");
+    assertThat(second.lastCommitted()).as("the last cut").isEmpty();
+    second.deleteOlderRuns(second.lastCommitted().orElse(0));
+
+    for (TableIdentifier table : List.of(DEBITS, CREDITS)) {
+      Table loaded = reader.loadTable(table);
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.FileScanTask> tasks =
+          loaded.newScan().planFiles()) {
+        for (org.apache.iceberg.FileScanTask task : tasks) {
+          assertThat(loaded.io().newInputFile(task.file().location()).exists())
+              .as("committed %s of %s", task.file().location(), table).isTrue();
+        }
+      }
+      assertThat(rows(loaded, null)).as("rows of %s", table).hasSize(1);
+    }
+    try (SinkAggregatedCommitter<TableManifests, CutCommittable> committer = sink.createAggregatedCommitter()) {
+      second.fence(committer);
+      assertThat(committer.commit(cut)).as("the replay rolls the cut forward")
+          .isInstanceOf(CommitOutcome.AlreadyCommitted.class);
+    }
+    assertThat(second.lastCommitted()).hasValue(1);
+  }
+
   @Test
   void tableNamesWithDotsReadBackAsTheSameTables() {
     TableIdentifier dotted = TableIdentifier.of(org.apache.iceberg.catalog.Namespace.of("db", "x%y"), "orders.eu");
