@@ -137,7 +137,7 @@ public final class MultiTableSink<IN>
    * that exists takes the records' columns by name.
    */
   public static Builder<Record> forRecords(Map<String, String> catalogProperties, Schema recordSchema) {
-    return new Builder<Record>(catalogProperties).schema(recordSchema)
+    return new Builder<Record>(catalogProperties).schema(recordSchema).checkTemplate(true)
         .converter(tableSchema -> RecordProjection.of(recordSchema, tableSchema));
   }
 
@@ -356,16 +356,26 @@ public final class MultiTableSink<IN>
   }
 
   /**
-   * The schema a writer stages into {@code table} with, by the rules of one table ({@link TableSetup#writeSchema}):
-   * the table's own if the template has no schema for it or fits it; with the template's new optional columns and
-   * wider types where the sink adds them ({@link Builder#addNewColumns}), the table then evolving in the cut that
-   * commits the files.
+   * The schema a writer stages into {@code table} with. The table's own, unless the records' schema is checked
+   * against it ({@link #forRecords(Map, Schema)}, or a schema function given with {@link Builder#checkTemplate}) or
+   * may evolve it ({@link Builder#addNewColumns}); then by the rules of one table ({@link TableSetup#writeSchema}):
+   * the table's own if the template fits it, with the template's new optional columns and wider types where the
+   * sink adds them, the table then evolving in the cut that commits the files.
    *
    * @throws IllegalArgumentException naming the table and the column if the template's schema does not fit the
    *     table (and may not evolve it)
    */
   Schema writeSchema(TableIdentifier identifier, Table table) {
-    Schema template = config.schemas.apply(identifier);
+    if (!config.addNewColumns && !config.checkTemplate) {
+      return table.schema();
+    }
+    Schema template;
+    try {
+      template = config.schemas.apply(identifier);
+    } catch (RuntimeException e) {
+      // a function of the schemas of the tables the sink creates may know no other table
+      template = null;
+    }
     return template == null ? table.schema() : TableSetup.writeSchema(table, template, config.addNewColumns);
   }
 
@@ -459,6 +469,7 @@ public final class MultiTableSink<IN>
     private long maxRowsPerFile = Long.MAX_VALUE;
     private boolean requireAtomicCut;
     private boolean addNewColumns;
+    private boolean checkTemplate;
 
     private Builder(Map<String, String> catalogProperties) {
       this.catalogProperties = Map.copyOf(Objects.requireNonNull(catalogProperties, "catalogProperties"));
@@ -539,11 +550,21 @@ public final class MultiTableSink<IN>
     /**
      * Adds to a table that exists the optional columns (and struct fields) of its schema in the template that it
      * lacks, and widens the types the template widens, as the one-table sink does: the writers stage with the
-     * evolved schema and the cut that commits their files evolves the table in the same change. Without it, a table
-     * that lacks a column of the template stops the writer naming both.
+     * evolved schema and the cut that commits their files evolves the table in the same change.
      */
     public Builder<IN> addNewColumns(boolean add) {
       this.addNewColumns = add;
+      return this;
+    }
+
+    /**
+     * Checks a table that exists against its template schema (as for one table with a given schema): a column the
+     * table lacks or holds narrower stops the writer naming both, unless {@link #addNewColumns}. Without it (and
+     * without {@code addNewColumns}) a table that exists is written with its own schema, the records' columns
+     * taken by name. On for {@link #forRecords(Map, Schema)}.
+     */
+    public Builder<IN> checkTemplate(boolean check) {
+      this.checkTemplate = check;
       return this;
     }
 

@@ -77,7 +77,9 @@ public final class TablesConfig implements Serializable {
         .maxOpenFiles(maxOpenFiles)
         .maxBufferedBytes(maxBufferedBytes)
         .requireAtomicCut(requireAtomicCut)
-        .addNewColumns(addNewColumns);
+        .addNewColumns(addNewColumns)
+        // a table that exists is checked against a schema the user gave, not against the rows' own
+        .checkTemplate(schemas != null);
     if (stateLocation != null) {
       builder.stateLocation(stateLocation);
     }
@@ -119,7 +121,10 @@ public final class TablesConfig implements Serializable {
       return self();
     }
 
-    /** The schema of a table the sink creates, by its name ({@code namespace.name}); default: the rows'. */
+    /**
+     * The schema of a table the sink creates, by its name ({@code namespace.name}); default: the rows'. A table that
+     * exists is checked against it: a column it lacks stops the job naming both, unless {@link #addNewColumns}.
+     */
     public B schemas(SerializableFunction<String, Schema> schemaOfTable) {
       this.schemas = Objects.requireNonNull(schemaOfTable, "schemaOfTable");
       return self();
@@ -172,9 +177,10 @@ public final class TablesConfig implements Serializable {
     }
 
     /**
-     * Adds the rows' new optional columns to a table that lacks them, and widens the types the rows widen, in the
-     * cut that commits the rows (see {@link MultiTableSink.Builder#addNewColumns}); without it such a table stops
-     * the job naming the column.
+     * Adds the new optional columns of the rows' schema (or of the schema {@link #schemas} gives) to a table that
+     * lacks them, and widens the types they widen, in the cut that commits the rows (see {@link
+     * MultiTableSink.Builder#addNewColumns}). Without it a table that exists is written with its own columns (the
+     * rows' columns by name), checked against a schema {@link #schemas} gives.
      */
     public B addNewColumns(boolean add) {
       this.addNewColumns = add;
