@@ -140,9 +140,11 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
           + " skipped", batchId, queryId, describe(), job, run.ids());
       return;
     }
-    SinkRecipe.Opened<?, ?> opened = SinkCache.open(first.target(), batch.schema());
-    WriteResult result = WriteRun.execute(describe(), parts, opened, run.target(), checkpoint.getAsLong(),
-        retry == null ? RetryPolicy.defaults() : retry, run.commitProperties());
+    WriteResult result;
+    try (SinkCache.Lease sink = SinkCache.open(first.target(), batch.schema())) {
+      result = WriteRun.execute(describe(), parts, sink.opened(), run.target(), checkpoint.getAsLong(),
+          retry == null ? RetryPolicy.defaults() : retry, run.commitProperties());
+    }
     LOG.info("Micro-batch {} of job {} to {} as checkpoint {}: {} ({} records)", batchId, job, describe(),
         checkpoint.getAsLong(), result.status(), result.records());
   }
@@ -154,12 +156,16 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
 
   /** Claims the run's epoch, fixes its batch id mapping and deletes what fenced runs staged. */
   private QueryRun startRun(String key, WriteRun.Part first, JobId job, String queryId, long firstBatch) {
-    SinkRecipe.Opened<?, ?> opened = SinkCache.open(first.target(), first.data().schema());
+    // held while the run lives: its target reads and sweeps through the sink's catalog
+    SinkCache.Lease sink = SinkCache.open(first.target(), first.data().schema());
+    SinkRecipe.Opened<?, ?> opened = sink.opened();
     TargetRun fence;
     try {
       fence = opened.openRun(job, describe());
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot open " + describe() + " for job " + job + ": " + e.getMessage(), e);
+    } catch (IOException | RuntimeException e) {
+      sink.close();
+      String message = "Cannot open " + describe() + " for job " + job + ": " + e.getMessage();
+      throw e instanceof RuntimeException runtime ? runtime : new UncheckedIOException(message, (IOException) e);
     }
     try {
       fence.claim("Spark query " + (queryId == null ? "(none)" : queryId) + ", " + RunEpoch.thisProcess());
@@ -184,12 +190,14 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
       fence.deleteOlderRuns(committed.orElse(0));
       LOG.info("Query {} writes to {} as job {} (run epoch {}), from micro-batch {}: {}", query, describe(), job,
           fence.epoch(), firstBatch, ids);
-      return new QueryRun(key, fence, ids, properties);
+      return new QueryRun(key, sink, fence, ids, properties);
     } catch (IOException e) {
       SinkRecipe.Opened.close(fence);
+      sink.close();
       throw new UncheckedIOException("Cannot start job " + job + " on " + describe() + ": " + e.getMessage(), e);
     } catch (RuntimeException e) {
       SinkRecipe.Opened.close(fence);
+      sink.close();
       throw e;
     }
   }
@@ -228,10 +236,12 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
   }
 
   /** One start of the query, as this function sees it. */
-  private record QueryRun(String key, TargetRun target, BatchIds ids, Map<String, String> commitProperties) {
+  private record QueryRun(String key, SinkCache.Lease sink, TargetRun target, BatchIds ids,
+      Map<String, String> commitProperties) {
 
     void close() {
       SinkRecipe.Opened.close(target);
+      sink.close();
     }
   }
 

@@ -22,14 +22,16 @@ import org.slf4j.LoggerFactory;
 final class StagingDataWriter<M extends WriterManifest> implements DataWriter<InternalRow> {
   private static final Logger LOG = LoggerFactory.getLogger(StagingDataWriter.class);
 
+  private final SinkCache.Lease sink;
   private final SinkWriter<InternalRow, M, ?> writer;
   private final SimpleVersionedSerializer<M> serializer;
   private final long checkpointId;
   private final int partition;
   private final int attempt;
 
-  private StagingDataWriter(SinkWriter<InternalRow, M, ?> writer, SimpleVersionedSerializer<M> serializer,
-      long checkpointId, int partition, int attempt) {
+  private StagingDataWriter(SinkCache.Lease sink, SinkWriter<InternalRow, M, ?> writer,
+      SimpleVersionedSerializer<M> serializer, long checkpointId, int partition, int attempt) {
+    this.sink = sink;
     this.writer = writer;
     this.serializer = serializer;
     this.checkpointId = checkpointId;
@@ -37,11 +39,19 @@ final class StagingDataWriter<M extends WriterManifest> implements DataWriter<In
     this.attempt = attempt;
   }
 
-  /** A writer of {@code sink} for one task attempt ({@code context}'s attempt). */
-  static <M extends WriterManifest> StagingDataWriter<M> create(Sink<InternalRow, M, ?> sink,
-      WriterContext context, long checkpointId, int partition) throws IOException {
-    return new StagingDataWriter<>(sink.createWriter(context), sink.commitInfoSerializer(), checkpointId, partition,
-        context.attempt());
+  /**
+   * A writer of the leased sink for one task attempt ({@code context}'s attempt); it closes the lease when it is
+   * closed.
+   */
+  static StagingDataWriter<?> create(SinkCache.Lease sink, WriterContext context, long checkpointId, int partition)
+      throws IOException {
+    return create(sink, sink.opened().sink(), context, checkpointId, partition);
+  }
+
+  private static <M extends WriterManifest> StagingDataWriter<M> create(SinkCache.Lease lease,
+      Sink<InternalRow, M, ?> sink, WriterContext context, long checkpointId, int partition) throws IOException {
+    return new StagingDataWriter<>(lease, sink.createWriter(context), sink.commitInfoSerializer(), checkpointId,
+        partition, context.attempt());
   }
 
   @Override
@@ -65,6 +75,10 @@ final class StagingDataWriter<M extends WriterManifest> implements DataWriter<In
 
   @Override
   public void close() throws IOException {
-    writer.close();
+    try {
+      writer.close();
+    } finally {
+      sink.close();
+    }
   }
 }

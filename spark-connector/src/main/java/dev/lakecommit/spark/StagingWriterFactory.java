@@ -53,15 +53,19 @@ final class StagingWriterFactory implements DataWriterFactory {
       LOG.debug("Partition {} of job {}: task attempt {} (attempt number {}, stage attempt {})", partitionId,
           jobId, taskId, task.attemptNumber(), task.stageAttemptNumber());
     }
-    SinkRecipe.Opened<?, ?> opened = SinkCache.open(target, schema);
+    SinkCache.Lease sink = SinkCache.open(target, schema);
     int writer = firstWriter + partitionId;
     WriterContext context = new WriterContext(JobId.of(jobId), writer, firstWriter + Math.max(numPartitions,
         partitionId + 1), attempt, checkpointId - 1, epoch);
     try {
-      return StagingDataWriter.create(opened.sink(), context, checkpointId, partitionId);
-    } catch (IOException e) {
+      return StagingDataWriter.create(sink, context, checkpointId, partitionId);
+    } catch (IOException | RuntimeException e) {
+      sink.close();
+      if (e instanceof RuntimeException runtime) {
+        throw runtime;
+      }
       throw new UncheckedIOException("Cannot create a writer for partition " + partitionId + " of "
-          + target.describe() + " (job " + jobId + ")", e);
+          + target.describe() + " (job " + jobId + ")", (IOException) e);
     }
   }
 }

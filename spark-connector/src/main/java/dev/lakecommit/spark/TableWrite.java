@@ -93,7 +93,8 @@ public final class TableWrite {
           + " a rerun of the write commit nothing");
     }
     JobId job = JobId.of(writeId);
-    SinkRecipe.Opened<?, ?> opened = SinkCache.open(target, data.schema());
+    SinkCache.Lease sink = SinkCache.open(target, data.schema());
+    SinkRecipe.Opened<?, ?> opened = sink.opened();
     TargetRun run = null;
     try {
       run = opened.openRun(job, target.describe());
@@ -114,6 +115,7 @@ public final class TableWrite {
       if (run != null) {
         SinkRecipe.Opened.close(run);
       }
+      sink.close();
     }
   }
 }

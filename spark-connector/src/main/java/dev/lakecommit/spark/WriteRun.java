@@ -258,11 +258,12 @@ final class WriteRun<M extends WriterManifest, A> {
     }
 
     private <M extends WriterManifest> void collect(WriteRun<M, ?> into, WriterCommitMessage[] messages) {
-      SinkRecipe.Opened<?, ?> opened = SinkCache.open(part.target(), part.data().schema());
-      for (WriterCommitMessage message : messages) {
-        StagedMessage staged = (StagedMessage) message;
-        if (staged != null && staged.manifestBytes().isPresent()) {
-          into.manifests.add(into.deserialize(opened, staged));
+      try (SinkCache.Lease sink = SinkCache.open(part.target(), part.data().schema())) {
+        for (WriterCommitMessage message : messages) {
+          StagedMessage staged = (StagedMessage) message;
+          if (staged != null && staged.manifestBytes().isPresent()) {
+            into.manifests.add(into.deserialize(sink.opened(), staged));
+          }
         }
       }
     }
