@@ -587,7 +587,6 @@ class FlinkKafkaProcessIT {
     return next;
   }
 
-  /** Cancels the job unless it ended (a failed test must not leave it running on the shared cluster). */
   /**
    * The settings of a job on the process cluster under kills: an exactly-once checkpoint a second, and restarts
    * enough for every kill. A kill counted 1 to 13 restarts (measured) before the job ran again, 12-58 s later, while
@@ -604,6 +603,7 @@ class FlinkKafkaProcessIT {
     return conf;
   }
 
+  /** Cancels the job unless it ended (a failed test must not leave it running on the shared cluster). */
   static void cancelIfRunning(FlinkProcessCluster cluster, String jobId) throws IOException {
     if (!List.of("FINISHED", "FAILED", "CANCELED").contains(cluster.jobStatus(jobId))) {
       cluster.cancel(jobId);

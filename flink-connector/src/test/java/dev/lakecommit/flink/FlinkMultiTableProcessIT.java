@@ -27,8 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The multi-table sink on a cluster of TaskManager processes, with a JDBC catalog on PostgreSQL: transfers whose debit
  * and credit rows go to two tables (the debits to a third from the middle of the stream), PostgreSQL stopped for a
- * while as a cut commits, and TaskManagers running the job's tasks SIGKILLed while it runs. Every checkpoint read as a cut balances, and once the bounded stream ends every
- * transfer is in the tables exactly once.
+ * while as a cut commits, and TaskManagers running the job's tasks SIGKILLed while it runs. Every checkpoint read as a
+ * cut balances, and once the bounded stream ends every transfer is in the tables exactly once.
  */
 class FlinkMultiTableProcessIT {
   private static final List<TableIdentifier> TABLES = FlinkMultiTableSinkIT.TABLES;
@@ -39,7 +39,8 @@ class FlinkMultiTableProcessIT {
   void everyCutBalancesThroughTaskManagerKills() throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    long transfers = TestScale.pick(4_000, 40_000);
+    // about 30 s of transfers at the default scale: the outage and the kill come while most are still to come
+    long transfers = TestScale.pick(7_500, 40_000);
     int kills = TestScale.pick(1, 4);
     System.out.printf("FlinkMultiTableProcessIT seed=%d (rerun with -Dlakecommit.seed=%d): %d transfers, %d kills%n",
         seed, seed, transfers, kills);
@@ -131,7 +132,7 @@ class FlinkMultiTableProcessIT {
         .tableProperties(Map.of("format-version", "2"))
         .requireAtomicCut(true)
         .build();
-    env.fromSource(new DataGeneratorSource<>(i -> i, transfers, RateLimiterStrategy.perSecond(TestScale.pick(200, 400)),
+    env.fromSource(new DataGeneratorSource<>(i -> i, transfers, RateLimiterStrategy.perSecond(TestScale.pick(250, 400)),
             Types.LONG), WatermarkStrategy.noWatermarks(), "transfers")
         .uid("transfers").setParallelism(1)
         .flatMap(new FlinkMultiTableSinkIT.Transfer(transfers / 2, null)).uid("transfer-rows")

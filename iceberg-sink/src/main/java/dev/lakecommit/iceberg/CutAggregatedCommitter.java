@@ -60,6 +60,7 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableNames::decode).toList();
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
     Map<TableIdentifier, SchemaChange> schemaChanges = new LinkedHashMap<>();
+    Map<String, org.apache.iceberg.Schema> writtenSchemas = new java.util.HashMap<>();
     try {
       for (Map.Entry<String, List<StagingManifest>> entry : committable.tables().entrySet()) {
         TableIdentifier identifier = TableNames.decode(entry.getKey());
@@ -74,7 +75,8 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
             }
             // partition values as the writer's schema types them (a widened source column: see the one-table sink)
             dataFiles.add(file.toDataFile(manifest.evolvedSchema().isEmpty() || spec.isUnpartitioned() ? spec
-                : spec.toUnbound().bind(org.apache.iceberg.SchemaParser.fromJson(manifest.evolvedSchema().get()))));
+                : spec.toUnbound().bind(writtenSchemas.computeIfAbsent(manifest.evolvedSchema().get(),
+                    org.apache.iceberg.SchemaParser::fromJson))));
           }
         }
         files.put(identifier, dataFiles);

@@ -15,8 +15,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * The Iceberg tables of one catalog that an engine's multi-table sink writes, as its configuration travels with the
  * engine's job (serializable): the catalog, how a table the sink creates is made (schema, partitioning,
  * properties) and whether a table that exists may evolve, where the job's state lives, one writer's bounds over all
- * its tables, and whether the catalog must commit a cut in one transaction. The engine adds how a row finds its table and builds the {@link MultiTableSink}
- * with {@link #sink}.
+ * its tables, and whether the catalog must commit a cut in one transaction. The engine adds how a row finds its table
+ * and builds the {@link MultiTableSink} with {@link #sink}.
  */
 public final class TablesConfig implements Serializable {
   private static final long serialVersionUID = 1L;

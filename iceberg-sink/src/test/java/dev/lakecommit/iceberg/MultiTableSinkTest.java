@@ -354,8 +354,10 @@ class MultiTableSinkTest {
         GenericRecord.create(narrow).copy(Map.of("id", 1L, "account", "credits", "amount", 5))));
 
     List<Record> later = List.of(
-        GenericRecord.create(wide).copy(Map.of("id", 2L, "account", "debits", "amount", -3_000_000_000L, "memo", "big")),
-        GenericRecord.create(wide).copy(Map.of("id", 3L, "account", "credits", "amount", 2_999_999_999L, "memo", "big")),
+        GenericRecord.create(wide).copy(Map.of("id", 2L, "account", "debits", "amount", -3_000_000_000L,
+            "memo", "big")),
+        GenericRecord.create(wide).copy(Map.of("id", 3L, "account", "credits", "amount", 2_999_999_999L,
+            "memo", "big")),
         GenericRecord.create(wide).copy(Map.of("id", 4L, "account", "fees", "amount", 1L, "memo", "fee")));
     assertThatThrownBy(() -> cut(catalog, job, wide, false, 2, later)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("evo.").hasMessageContaining("no column 'memo'").hasMessageContaining("addNewColumns");

@@ -183,6 +183,11 @@ class RoutedIngestCliTest {
     CliRun one = CliRun.of(ingest(first, "--job-id", "evolve-1"));
     assertThat(one.exitCode()).as(one.toString()).isZero();
 
+    Map<String, Long> before = new TreeMap<>();
+    for (String region : List.of("eu", "us")) {
+      before.put(region, catalog().loadTable(TableIdentifier.of("demo", "orders_" + region)).currentSnapshot()
+          .snapshotId());
+    }
     Path later = dir.resolve("later.jsonl");
     Files.writeString(later, "{\"order_id\": 3, \"region\": \"eu\", \"amount\": 9, \"note\": \"gift\"}\n"
         + "{\"order_id\": 4, \"region\": \"us\", \"amount\": 3, \"note\": \"rush\"}\n");
@@ -191,8 +196,10 @@ class RoutedIngestCliTest {
     assertThat(refused.err()).contains("demo.orders_").contains("no column 'note'").contains("--add-new-columns");
     Catalog catalog = catalog();
     for (String region : List.of("eu", "us")) {
-      assertThat(catalog.loadTable(TableIdentifier.of("demo", "orders_" + region)).schema().findField("note"))
-          .isNull();
+      Table table = catalog.loadTable(TableIdentifier.of("demo", "orders_" + region));
+      assertThat(table.schema().findField("note")).isNull();
+      assertThat(table.currentSnapshot().snapshotId()).as("nothing committed to %s", region)
+          .isEqualTo(before.get(region));
     }
 
     CliRun evolved = CliRun.of(ingest(later, "--job-id", "evolve-2", "--add-new-columns"));

@@ -25,11 +25,11 @@ import org.slf4j.LoggerFactory;
 /**
  * A Structured Streaming {@code foreachBatch} function that writes each micro-batch as one commit of a core
  * checkpoint id: of one table, or of several Iceberg tables as one cut ({@link Builder#icebergTables}: the batch's
- * rows routed by a column, or a DataFrame per table through {@link #writeTables}). The job id is the query's id, which Spark keeps in the checkpoint location (checkpoint = batch id +
- * 1), or a pinned one ({@link Builder#jobId}), under which any number of queries may write one after another: their
- * batch ids are mapped so that a replayed batch of a query maps to the checkpoint it had (the table finds it
- * committed and nothing is written) and the batches of a new query map above everything the table holds for the job
- * ({@link BatchIds}, stored in the table with the commits).
+ * rows routed by a column, or a DataFrame per table through {@link #writeTables}). The job id is the query's id, which
+ * Spark keeps in the checkpoint location (checkpoint = batch id + 1), or a pinned one ({@link Builder#jobId}), under
+ * which any number of queries may write one after another: their batch ids are mapped so that a replayed batch of a
+ * query maps to the checkpoint it had (the table finds it committed and nothing is written) and the batches of a new
+ * query map above everything the table holds for the job ({@link BatchIds}, stored in the table with the commits).
  *
  * <p>Each start of the query is a run: at its first micro-batch it claims a new run epoch for the job in the table
  * (fencing any other run of the job), deletes what fenced runs staged above the table's last checkpoint of the job,

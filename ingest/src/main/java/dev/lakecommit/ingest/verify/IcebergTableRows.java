@@ -49,6 +49,6 @@ public final class IcebergTableRows implements TableRows {
 
   @Override
   public long outOfOrderRows(String eventTimeColumn) throws IOException {
-    return OutOfOrder.count(table, eventTimeColumn);
+    return OutOfOrder.count(table, snapshotId, eventTimeColumn);
   }
 }

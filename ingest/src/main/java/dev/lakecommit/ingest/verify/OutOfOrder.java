@@ -32,7 +32,12 @@ final class OutOfOrder {
 
   @SuppressWarnings({"unchecked", "rawtypes"})
   static long count(Table table, String eventTimeColumn) throws IOException {
-    Snapshot current = table.currentSnapshot();
+    return count(table, null, eventTimeColumn);
+  }
+
+  /** As {@link #count(Table, String)}, over the snapshots up to {@code snapshotId} (null: the current one). */
+  static long count(Table table, Long snapshotId, String eventTimeColumn) throws IOException {
+    Snapshot current = snapshotId == null ? table.currentSnapshot() : table.snapshot(snapshotId);
     if (current == null) {
       return 0;
     }
