@@ -81,16 +81,16 @@ final class MultiTableTarget implements CommitTarget {
     return List.copyOf(loaded(jobId).keySet());
   }
 
-  /** One call per registered table, as a one-table target on its staged files. */
+  /** One call per registered table, as a one-table target on its staged files, with the table as just loaded. */
   private interface PerTable<T> {
-    T apply(IcebergTarget table) throws IOException;
+    T apply(IcebergTarget target, Table table) throws IOException;
   }
 
   private <T> List<T> eachTable(JobId jobId, PerTable<T> call) throws IOException {
     List<T> results = new ArrayList<>();
     for (Map.Entry<TableIdentifier, Table> table : loaded(jobId).entrySet()) {
       results.add(call.apply(new IcebergTarget(sink.catalog(), table.getKey(), SnapshotRef.MAIN_BRANCH,
-          MultiTableSink.layout(table.getValue()))));
+          MultiTableSink.layout(table.getValue())), table.getValue()));
     }
     return results;
   }
@@ -191,37 +191,39 @@ final class MultiTableTarget implements CommitTarget {
    */
   @Override
   public List<String> listStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return eachTable(jobId, table -> table.listStaged(jobId, aboveCommitted(table, jobId, checkpointId), minEpoch,
-        maxEpoch)).stream().flatMap(List::stream).toList();
+    return eachTable(jobId, (target, table) -> target.listStaged(jobId, aboveCommitted(table, jobId, checkpointId),
+        minEpoch, maxEpoch)).stream().flatMap(List::stream).toList();
   }
 
   /** Deletes what {@link #listStaged} lists. */
   @Override
   public long deleteStaged(JobId jobId, long checkpointId, long minEpoch, long maxEpoch) throws IOException {
-    return eachTable(jobId, table -> table.deleteStaged(jobId, aboveCommitted(table, jobId, checkpointId), minEpoch,
-        maxEpoch)).stream().mapToLong(Long::longValue).sum();
+    return eachTable(jobId, (target, table) -> target.deleteStaged(jobId,
+        aboveCommitted(table, jobId, checkpointId), minEpoch, maxEpoch)).stream().mapToLong(Long::longValue).sum();
   }
 
-  private static long aboveCommitted(IcebergTarget table, JobId jobId, long checkpointId) throws IOException {
-    return Math.max(checkpointId, table.lastCommittedCheckpoint(jobId).orElse(0));
+  private static long aboveCommitted(Table table, JobId jobId, long checkpointId) {
+    return Math.max(checkpointId, Watermarks.committedUpTo(((HasTableOperations) table).operations().current(),
+        jobId, SnapshotRef.MAIN_BRANCH).orElse(0));
   }
 
   @Override
   public long deleteStagedOfEarlierAttempts(JobId jobId, long checkpointId, long epoch, int attempt)
       throws IOException {
-    return eachTable(jobId, table -> table.deleteStagedOfEarlierAttempts(jobId,
+    return eachTable(jobId, (target, table) -> target.deleteStagedOfEarlierAttempts(jobId,
         aboveCommitted(table, jobId, checkpointId), epoch, attempt)).stream().mapToLong(Long::longValue).sum();
   }
 
   @Override
   public List<String> committedLeftovers(JobId jobId) throws IOException {
-    return eachTable(jobId, table -> table.committedLeftovers(jobId)).stream().flatMap(List::stream).toList();
+    return eachTable(jobId, (target, table) -> target.committedLeftovers(jobId)).stream().flatMap(List::stream)
+        .toList();
   }
 
   @Override
   public long deleteCommittedLeftovers(JobId jobId) throws IOException {
-    return eachTable(jobId, table -> table.deleteCommittedLeftovers(jobId)).stream().mapToLong(Long::longValue)
-        .sum();
+    return eachTable(jobId, (target, table) -> target.deleteCommittedLeftovers(jobId)).stream()
+        .mapToLong(Long::longValue).sum();
   }
 
   /** Not kept per job across tables: a multi-table job is read with {@link #lastCommittedCheckpoint}. */

@@ -159,13 +159,15 @@ public final class MicroBatchWriter implements VoidFunction2<Dataset<Row>, Long>
     // held while the run lives: its target reads and sweeps through the sink's catalog
     SinkCache.Lease sink = SinkCache.open(first.target(), first.data().schema());
     SinkRecipe.Opened<?, ?> opened = sink.opened();
-    TargetRun fence;
+    TargetRun fence = null;
     try {
       fence = opened.openRun(job, describe());
-    } catch (IOException | RuntimeException e) {
-      sink.close();
-      String message = "Cannot open " + describe() + " for job " + job + ": " + e.getMessage();
-      throw e instanceof RuntimeException runtime ? runtime : new UncheckedIOException(message, (IOException) e);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot open " + describe() + " for job " + job + ": " + e.getMessage(), e);
+    } finally {
+      if (fence == null) {
+        sink.close();
+      }
     }
     try {
       fence.claim("Spark query " + (queryId == null ? "(none)" : queryId) + ", " + RunEpoch.thisProcess());

@@ -57,15 +57,17 @@ final class StagingWriterFactory implements DataWriterFactory {
     int writer = firstWriter + partitionId;
     WriterContext context = new WriterContext(JobId.of(jobId), writer, firstWriter + Math.max(numPartitions,
         partitionId + 1), attempt, checkpointId - 1, epoch);
+    StagingDataWriter<?> created = null;
     try {
-      return StagingDataWriter.create(sink, context, checkpointId, partitionId);
-    } catch (IOException | RuntimeException e) {
-      sink.close();
-      if (e instanceof RuntimeException runtime) {
-        throw runtime;
-      }
+      created = StagingDataWriter.create(sink, context, checkpointId, partitionId);
+      return created;
+    } catch (IOException e) {
       throw new UncheckedIOException("Cannot create a writer for partition " + partitionId + " of "
-          + target.describe() + " (job " + jobId + ")", (IOException) e);
+          + target.describe() + " (job " + jobId + ")", e);
+    } finally {
+      if (created == null) {
+        sink.close(); // the writer closes it otherwise
+      }
     }
   }
 }

@@ -72,10 +72,7 @@ public final class CutCommand implements Callable<Integer> {
       List<Map<String, Object>> tables = (List<Map<String, Object>>) report.get("tables");
       out.printf("Job %s: the last cut is checkpoint %s over %d table(s) (%s)%n", job, report.get("checkpoint"),
           tables.size(), report.get("mode"));
-      for (Map<String, Object> row : tables) {
-        out.printf("  %-40s snapshot %-20s checkpoint %s%n", row.get("table"), row.get("snapshot"),
-            row.get("checkpoint"));
-      }
+      print(out, tables);
       out.println("Read it in Spark SQL (catalog " + table.catalogName + "):");
       @SuppressWarnings("unchecked")
       List<String> sql = (List<String>) report.get("spark-sql");
@@ -109,6 +106,14 @@ public final class CutCommand implements Callable<Integer> {
           tables.add(row);
         });
     return tables;
+  }
+
+  /** Each table of a cut on a line: its name, its snapshot of the cut, the checkpoint the snapshot holds. */
+  static void print(PrintWriter out, List<Map<String, Object>> tables) {
+    for (Map<String, Object> row : tables) {
+      out.printf("  %-40s snapshot %-20s checkpoint %s%n", row.get("table"), row.get("snapshot"),
+          row.get("checkpoint"));
+    }
   }
 
   /** A multi-part name for Spark SQL: each part that is not a plain identifier in backticks. */

@@ -84,16 +84,8 @@ public final class StatusCommand implements Callable<Integer> {
         startPositions.put(id, at);
       }
     });
-    Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
-    if (input != null && !(positions.isEmpty() && startPositions.isEmpty())) {
-      try {
-        end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
-      } catch (java.io.IOException | org.apache.kafka.common.KafkaException e) {
-        // the table's side is still worth showing: the brokers are what is missing
-        status.put("end-offsets", "unavailable: " + e.getMessage());
-        spec.commandLine().getErr().println("warning: no end offsets from " + input + " (" + e.getMessage() + ")");
-      }
-    }
+    Map<org.apache.kafka.common.TopicPartition, Long> end =
+        positions.isEmpty() && startPositions.isEmpty() ? Map.of() : endOffsets(status);
     Map<String, Object> offsets = offsets(positions, end, "committed");
     if (!offsets.isEmpty()) {
       status.put("committed-offsets", offsets);
@@ -173,17 +165,7 @@ public final class StatusCommand implements Callable<Integer> {
       String position = cut.map(c -> c.properties().get(CommitId.sourcePositionKey(jobId)))
           .orElse(null);
       if (position != null) {
-        Map<org.apache.kafka.common.TopicPartition, Long> end = Map.of();
-        if (input != null) {
-          try {
-            end = KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
-          } catch (java.io.IOException | org.apache.kafka.common.KafkaException e) {
-            status.put("end-offsets", "unavailable: " + e.getMessage());
-            spec.commandLine().getErr().println("warning: no end offsets from " + input + " (" + e.getMessage()
-                + ")");
-          }
-        }
-        status.put("committed-offsets", offsets(Map.of(jobId.value(), position), end, "committed")
+        status.put("committed-offsets", offsets(Map.of(jobId.value(), position), endOffsets(status), "committed")
             .get(jobId.value()));
       }
     }
@@ -199,10 +181,7 @@ public final class StatusCommand implements Callable<Integer> {
         out.printf("Job %s: the last cut is checkpoint %d over %d table(s) %s (%s)%n", jobId, checkpoint,
             tables.size(), table.table(), status.get("mode"));
       }
-      for (Map<String, Object> row : tables) {
-        out.printf("  %-40s snapshot %-20s checkpoint %s%n", row.get("table"), row.get("snapshot"),
-            row.get("checkpoint"));
-      }
+      CutCommand.print(out, tables);
       if (status.get("committed-offsets") != null) {
         out.printf("  committed offsets: %s%n", status.get("committed-offsets"));
       }
@@ -212,6 +191,23 @@ public final class StatusCommand implements Callable<Integer> {
     }
     out.flush();
     return 0;
+  }
+
+  /**
+   * The end offsets of {@code --input}'s partitions; none without {@code --input}, or when the brokers do not
+   * answer (then {@code status} says so, and the table's side is still shown).
+   */
+  private Map<org.apache.kafka.common.TopicPartition, Long> endOffsets(Map<String, Object> status) {
+    if (input == null) {
+      return Map.of();
+    }
+    try {
+      return KafkaSource.endOffsets(KafkaInput.parse(input), kafkaProperties);
+    } catch (java.io.IOException | org.apache.kafka.common.KafkaException e) {
+      status.put("end-offsets", "unavailable: " + e.getMessage());
+      spec.commandLine().getErr().println("warning: no end offsets from " + input + " (" + e.getMessage() + ")");
+      return Map.of();
+    }
   }
 
   /**
