@@ -49,6 +49,8 @@ enum TableFencing {
   static final String PROBE_KEY = "lakecommit.fence-probe";
   /** How long a change waits for another writer's table lock before it fails (a crashed holder's lock expires). */
   static final Duration LOCK_WAIT = Duration.ofSeconds(60);
+  /** How often a waiting lock looks for holders that are gone. */
+  private static final Duration HOLDER_LOOK = Duration.ofSeconds(1);
 
   /**
    * The fencing of one sink's table, asked once (by the sink's first committer or epoch claim, not by a command that
@@ -189,21 +191,39 @@ enum TableFencing {
     }
   }
 
-  /** An exclusive lock on the table, waited for up to {@link #LOCK_WAIT}. */
+  /**
+   * An exclusive lock on the table, waited for up to {@link #LOCK_WAIT}. While it waits, it releases the locks of
+   * Lakecommit processes of this host that died holding them ({@link LockHolder}), so that a job restarted after a
+   * kill does not wait out the metastore's lock timeout.
+   */
   static long lock(IMetaStoreClient client, String database, String name) throws TException {
+    return lock(client, database, name, LOCK_WAIT);
+  }
+
+  static long lock(IMetaStoreClient client, String database, String name, Duration wait) throws TException {
     LockComponent component = new LockComponent(LockType.EXCLUSIVE, LockLevel.TABLE, database);
     component.setTablename(name);
-    LockRequest request = new LockRequest(List.of(component), System.getProperty("user.name"), hostName());
-    request.setAgentInfo("lakecommit");
+    String host = hostName();
+    LockRequest request = new LockRequest(List.of(component), System.getProperty("user.name"), host);
+    request.setAgentInfo(LockHolder.self().agentInfo());
     LockResponse response = client.lock(request);
-    long deadline = System.nanoTime() + LOCK_WAIT.toNanos();
+    long started = System.nanoTime();
+    long deadline = started + wait.toNanos();
+    long nextLook = started;
     long pause = 10;
     while (response.getState() == LockState.WAITING) {
+      if (System.nanoTime() - nextLook >= 0) {
+        nextLook = System.nanoTime() + HOLDER_LOOK.toNanos();
+        if (releaseGoneHolders(client, database, name, host, response.getLockid()) > 0) {
+          response = client.checkLock(response.getLockid());
+          continue;
+        }
+      }
       if (System.nanoTime() > deadline) {
         unlockQuietly(client, response.getLockid());
         throw new MetaException(String.format("Table %s.%s stayed locked by another writer for %s s: a crashed"
-            + " writer's lock is released by the metastore after hive.txn.timeout (300 s by default)", database,
-            name, LOCK_WAIT.toSeconds()));
+            + " writer's lock is released by the metastore after hive.txn.timeout (300 s by default), or at once"
+            + " by a Lakecommit writer on the crashed one's host", database, name, wait.toSeconds()));
       }
       try {
         Thread.sleep(pause);
@@ -220,6 +240,17 @@ enum TableFencing {
           name, response.getState()));
     }
     return response.getLockid();
+  }
+
+  /** The gone holders' locks released, or 0 where the metastore does not list locks. */
+  private static int releaseGoneHolders(IMetaStoreClient client, String database, String name, String host,
+      long own) {
+    try {
+      return LockHolder.releaseGone(client, database, name, host, own);
+    } catch (TException | RuntimeException e) {
+      LOG.debug("Cannot list the locks of table {}.{}: {}", database, name, e.toString());
+      return 0;
+    }
   }
 
   static void unlockQuietly(IMetaStoreClient client, long lock) {

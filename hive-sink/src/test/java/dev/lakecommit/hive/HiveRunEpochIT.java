@@ -22,6 +22,7 @@ import dev.lakecommit.staging.StagingManifest;
 import dev.lakecommit.staging.StagingWriterState;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -36,6 +37,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongFunction;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.hive.metastore.IMetaStoreClient;
+import org.apache.hadoop.hive.metastore.api.LockComponent;
+import org.apache.hadoop.hive.metastore.api.LockLevel;
+import org.apache.hadoop.hive.metastore.api.LockRequest;
+import org.apache.hadoop.hive.metastore.api.LockResponse;
+import org.apache.hadoop.hive.metastore.api.LockState;
+import org.apache.hadoop.hive.metastore.api.LockType;
+import org.apache.hadoop.hive.metastore.api.ShowLocksRequest;
+import org.apache.hadoop.hive.metastore.api.ShowLocksResponseElement;
 import org.apache.hadoop.hive.metastore.api.Table;
 import org.apache.iceberg.data.Record;
 import org.junit.jupiter.api.AfterAll;
@@ -544,6 +554,67 @@ class HiveRunEpochIT {
 
   private static HiveAggregatedCommitter committer(HiveSink<Record> sink) throws IOException {
     return HiveSinkSuite.committer(sink);
+  }
+
+  /**
+   * A table lock whose holder was killed stays until the metastore's lock timeout (300 s): a writer restarted on the
+   * same host releases it at once when the holder is provably gone (a Lakecommit process of this host and PID
+   * namespace that no longer runs), and waits for a holder that still runs or runs elsewhere.
+   */
+  @Test
+  void aLockOfAKilledWriterOfThisHostIsReleasedAndOthersAreWaitedFor() throws Exception {
+    String table = HiveFixture.newTable("locked");
+    IMetaStoreClient client = hms.newRetryingClient();
+    String host = java.net.InetAddress.getLocalHost().getHostName();
+    Process sleeper = new ProcessBuilder("sleep", "120").start();
+    try {
+      LockHolder alive = new LockHolder(sleeper.pid(), LockHolder.self().namespace(),
+          sleeper.toHandle().info().startInstant().orElseThrow().toEpochMilli());
+      long aliveLock = lockAs(client, table, alive, host);
+      assertThatThrownBy(() -> TableFencing.lock(client, HiveFixture.DB, table, Duration.ofSeconds(2)))
+          .hasMessageContaining("stayed locked by another writer");
+      assertThat(lockIds(client, table)).as("a running holder's lock").containsExactly(aliveLock);
+
+      // The same pid started at another time is another process: its holder is gone.
+      LockHolder reused = new LockHolder(alive.pid(), alive.namespace(), alive.startMillis() - 1000);
+      assertThat(reused.goneAsSeenFrom(LockHolder.self(), host, host)).isTrue();
+      TableFencing.unlockQuietly(client, aliveLock);
+
+      sleeper.destroyForcibly().waitFor();
+      long deadLock = lockAs(client, table, alive, "elsewhere.example");
+      assertThatThrownBy(() -> TableFencing.lock(client, HiveFixture.DB, table, Duration.ofSeconds(2)))
+          .hasMessageContaining("stayed locked by another writer");
+      assertThat(lockIds(client, table)).as("a holder of another host is not judged").containsExactly(deadLock);
+      TableFencing.unlockQuietly(client, deadLock);
+
+      long killedLock = lockAs(client, table, alive, host);
+      long taken = TableFencing.lock(client, HiveFixture.DB, table, Duration.ofSeconds(30));
+      assertThat(lockIds(client, table)).as("the killed holder's lock is released").containsExactly(taken)
+          .doesNotContain(killedLock);
+      TableFencing.unlockQuietly(client, taken);
+    } finally {
+      sleeper.destroyForcibly();
+      client.close();
+    }
+  }
+
+  private static long lockAs(IMetaStoreClient client, String table, LockHolder holder, String host)
+      throws Exception {
+    LockComponent component = new LockComponent(LockType.EXCLUSIVE, LockLevel.TABLE, HiveFixture.DB);
+    component.setTablename(table);
+    LockRequest request = new LockRequest(List.of(component), "someone", host);
+    request.setAgentInfo(holder.agentInfo());
+    LockResponse response = client.lock(request);
+    assertThat(response.getState()).isEqualTo(LockState.ACQUIRED);
+    return response.getLockid();
+  }
+
+  private static List<Long> lockIds(IMetaStoreClient client, String table) throws Exception {
+    ShowLocksRequest request = new ShowLocksRequest();
+    request.setDbname(HiveFixture.DB);
+    request.setTablename(table);
+    List<ShowLocksResponseElement> locks = client.showLocks(request).getLocks();
+    return locks == null ? List.of() : locks.stream().map(ShowLocksResponseElement::getLockid).toList();
   }
 
   private FileSystem fs() throws IOException {
