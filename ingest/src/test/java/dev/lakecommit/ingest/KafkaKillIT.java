@@ -150,10 +150,13 @@ class KafkaKillIT {
     try {
       KillLoop.awaitOutput(process, log, "Committed checkpoint ");
       broker.stop();
+      long stoppedNanos = System.nanoTime();
       long stoppedAt = Files.size(log);
       KillLoop.awaitOutput(process, log, "has not answered for");
-      // The outage's length, not a wait for something to happen: three more checkpoint intervals without a broker.
-      process.waitFor(3, TimeUnit.SECONDS);
+      // The outage's length, not a wait for something to happen: 8 s from the stop (the tool notices after 3 s; five
+      // checkpoint intervals more without a broker), 30 s in the long profile.
+      long outageMillis = TestScale.pick(8_000, 30_000);
+      process.waitFor(outageMillis - (System.nanoTime() - stoppedNanos) / 1_000_000, TimeUnit.MILLISECONDS);
       String upToRestart = Files.readString(log);
       duringOutage = upToRestart.substring((int) Math.min(stoppedAt, upToRestart.length()));
       broker.start();
