@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.LongFunction;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -225,41 +226,65 @@ class HiveMergeIT {
   /**
    * A job committing every checkpoint into the same partitions while rounds run on another thread: rows exact after
    * every round (no duplicate, every committed row there), merges dropped when a commit came between their read and
-   * their switch, and the table exact at the end.
+   * their switch, and the table exact at the end. Every third round runs while the job waits between two
+   * checkpoints, so merges are seen to land as well as to meet commits; the others run beside the commits until
+   * one of them has met a commit (bounded).
    */
   @Test
   void mergesWhileAJobCommitsEveryCheckpoint() throws Exception {
     int rounds = TestScale.pick(10, 60);
+    int maxRounds = rounds * 5;
     int perCheckpoint = 30;
     try (Writer w = new Writer(s -> s)) {
       LongFunction<Record> twoPartitions = id -> row(id, id % 2 == 0 ? "plain" : "a/b", 0);
       w.commit(0, perCheckpoint, twoPartitions);
       AtomicLong committedRows = new AtomicLong(perCheckpoint);
       AtomicBoolean stop = new AtomicBoolean();
+      ReentrantReadWriteLock quiet = new ReentrantReadWriteLock(true);
       ExecutorService writer = Executors.newSingleThreadExecutor();
       Future<?> commits = writer.submit(() -> {
         while (!stop.get()) {
-          long from = committedRows.get();
-          w.commit(from, from + perCheckpoint, twoPartitions);
-          committedRows.set(from + perCheckpoint);
+          quiet.readLock().lock();
+          try {
+            long from = committedRows.get();
+            w.commit(from, from + perCheckpoint, twoPartitions);
+            committedRows.set(from + perCheckpoint);
+          } finally {
+            quiet.readLock().unlock();
+          }
         }
         return null;
       });
       int merged = 0;
+      int mergedBesideCommits = 0;
       int dropped = 0;
       int caughtUp = 0;
       int failed = 0;
+      int round = 0;
       HiveMaintenance maintenance = w.sink.maintenance();
       try {
-        for (int round = 0; round < rounds; round++) {
+        for (; round < maxRounds; round++) {
+          boolean met = dropped + caughtUp + w.committer.conflicts() > 0;
+          if (round >= rounds && met) {
+            break;
+          }
+          boolean quietRound = round % 3 == 2;
           long committedBefore = committedRows.get();
+          if (quietRound) {
+            quiet.writeLock().lock();
+          }
           try {
             HiveMaintenance.Result result = maintenance.merge(NOW.keepCheckpoints(1));
             merged += result.merged();
+            mergedBesideCommits += quietRound ? 0 : result.merged();
             dropped += result.dropped().size();
             caughtUp += result.caughtUp();
           } catch (IOException e) {
             failed++; // e.g. a file a commit moved away meanwhile; the next round tries again
+          } finally {
+            if (quietRound) {
+              quiet.writeLock().unlock();
+            }
           }
           List<Long> ids = fixture.contents(w.table).ids();
           assertThat(new HashSet<>(ids)).as("round %s: no duplicate", round).hasSameSizeAs(ids);
@@ -271,11 +296,12 @@ class HiveMergeIT {
         commits.get(2, TimeUnit.MINUTES);
         writer.shutdownNow();
       }
-      String seen = String.format("%s merged, %s dropped, %s files caught up, %s failed rounds, %s commit conflicts,"
-          + " %s checkpoints", merged, dropped, caughtUp, failed, w.committer.conflicts(), w.checkpoint);
+      String seen = String.format("%s rounds, %s merged (%s beside commits), %s dropped, %s files caught up,"
+          + " %s failed rounds, %s commit conflicts, %s checkpoints", round, merged, mergedBesideCommits, dropped,
+          caughtUp, failed, w.committer.conflicts(), w.checkpoint);
+      System.out.println("Merges while a job commits: " + seen);
       assertThat(merged).as(seen).isPositive();
       assertThat(dropped + caughtUp + w.committer.conflicts()).as("commits met merges: " + seen).isPositive();
-      System.out.println("Merges while a job commits: " + seen);
       maintenance.merge(NOW);
       assertThat(fixture.contents(w.table).ids()).containsExactlyInAnyOrderElementsOf(ids(0, committedRows.get()));
     }
