@@ -1,6 +1,7 @@
 package dev.lakecommit.iceberg;
 
 import dev.lakecommit.core.CommitOutcome;
+import dev.lakecommit.core.testing.ChildJvm;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -69,9 +70,8 @@ public final class RaceCommitterMain {
 
   /** Starts {@code main} in a child JVM on this test classpath, its output and errors merged. */
   static Process startJava(Class<?> main, String... args) throws IOException {
-    List<String> command = new java.util.ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx384m", "-cp",
-        System.getProperty("java.class.path"), main.getName()));
+    List<String> command = ChildJvm.java("384m");
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), main.getName()));
     command.addAll(List.of(args));
     return new ProcessBuilder(command).redirectErrorStream(true).start();
   }

@@ -2,6 +2,7 @@ package dev.lakecommit.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakecommit.core.testing.ChildJvm;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -39,9 +40,7 @@ final class KillLoop {
 
   /** {@code java -Xmx512m <jvmOptions> -cp <test classpath> Main <args>}. */
   static List<String> command(List<String> jvmOptions, List<String> args) {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx512m");
+    List<String> command = ChildJvm.java("512m");
     command.addAll(jvmOptions);
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
     command.addAll(args);

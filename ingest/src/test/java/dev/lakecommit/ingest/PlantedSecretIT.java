@@ -2,6 +2,7 @@ package dev.lakecommit.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.lakecommit.core.testing.ChildJvm;
 import dev.lakecommit.hive.testing.EmbeddedPostgres;
 import dev.lakecommit.hive.testing.HiveMetastoreServer;
 import dev.lakecommit.staging.testing.FaultInjectingS3Proxy;
@@ -58,8 +59,8 @@ class PlantedSecretIT {
 
   /** Runs the tool in a child JVM with INFO logs; returns its exit code and keeps everything it printed. */
   private int tool(List<String> args) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+    List<String> command = ChildJvm.java("512m");
+    command.addAll(List.of("-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
         "-cp", System.getProperty("java.class.path"), Main.class.getName()));
     command.addAll(args);
     Path log = dir.resolve("run-" + outputs.size() + ".log");

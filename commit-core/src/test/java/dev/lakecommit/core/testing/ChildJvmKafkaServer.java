@@ -33,15 +33,14 @@ final class ChildJvmKafkaServer implements KafkaBroker.Server {
 
   @Override
   public synchronized void start(Path config) throws IOException {
-    List<String> command = List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true",
+    List<String> command = ChildJvm.java("384m");
+    command.addAll(List.of("-Djava.awt.headless=true",
         // the file gets INFO (a failed start is explained there); the test output stays quiet
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
         "-Dorg.slf4j.simpleLogger.showDateTime=true",
         "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
         "-cp", System.getProperty("java.class.path"),
-        KafkaChildMain.class.getName(), String.valueOf(ProcessHandle.current().pid()), config.toString());
+        KafkaChildMain.class.getName(), String.valueOf(ProcessHandle.current().pid()), config.toString()));
     Files.writeString(log, "=== " + Instant.now() + " starting the Kafka broker ===\n", StandardCharsets.UTF_8,
         StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     if (reaper == null) {

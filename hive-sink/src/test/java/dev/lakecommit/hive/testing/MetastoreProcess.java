@@ -1,5 +1,6 @@
 package dev.lakecommit.hive.testing;
 
+import dev.lakecommit.core.testing.ChildJvm;
 import dev.lakecommit.core.testing.LoopbackPorts;
 import java.io.File;
 import java.io.IOException;
@@ -10,7 +11,6 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -215,9 +215,8 @@ public final class MetastoreProcess implements AutoCloseable {
   }
 
   private List<String> command(List<String> main) {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true",
-        "-cp", classPath));
+    List<String> command = ChildJvm.java("512m");
+    command.addAll(List.of("-Djava.net.preferIPv4Stack=true", "-cp", classPath));
     command.addAll(main);
     return command;
   }
