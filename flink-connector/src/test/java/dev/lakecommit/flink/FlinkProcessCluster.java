@@ -185,6 +185,7 @@ final class FlinkProcessCluster implements AutoCloseable {
     String id = "tm-" + started++;
     TaskExecutorProcessSpec spec = TaskExecutorProcessUtils.processSpecFromConfig(conf);
     List<String> jvm = new ArrayList<>(Arrays.asList(ProcessMemoryUtils.generateJvmParametersStr(spec).split(" ")));
+    jvm.add("-XX:TieredStopAtLevel=1");
     List<String> args = new ArrayList<>(List.of("--configDir", confDir.toString(), "-D",
         "taskmanager.resource-id=" + id));
     args.addAll(Arrays.asList(TaskExecutorProcessUtils.generateDynamicConfigsStr(spec).trim().split(" ")));
