@@ -6,6 +6,7 @@ import java.time.Instant;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.hadoop.HadoopCatalog;
 
 /**
  * Maintenance of one Iceberg table that Lakecommit jobs write to: compaction of small data files, snapshot
@@ -34,8 +35,19 @@ public final class IcebergMaintenance {
     this.identifier = identifier;
   }
 
-  /** Maintenance of {@code identifier} in {@code catalog}, which the caller keeps open while it is used. */
+  /**
+   * Maintenance of {@code identifier} in {@code catalog}, which the caller keeps open while it is used. A Hadoop
+   * catalog must come from {@link CatalogLoader#load}: Iceberg's own {@code HadoopCatalog} does not keep its commits
+   * apart from those of Lakecommit's jobs on the same table (two commits can rename onto one version file, and one
+   * of them is lost), so it is refused.
+   */
   public static IcebergMaintenance of(Catalog catalog, TableIdentifier identifier) {
+    if (catalog instanceof HadoopCatalog && !(catalog instanceof GuardedHadoopCatalog)) {
+      throw new IllegalArgumentException("Maintenance of " + identifier + ": catalog " + catalog.name() + " is"
+          + " Iceberg's own HadoopCatalog, whose commits are not kept apart from a Lakecommit job's commits to the"
+          + " same table (one of two racing commits can be lost); load it with CatalogLoader.load(name, properties,"
+          + " conf) instead");
+    }
     return new IcebergMaintenance(catalog, identifier);
   }
 

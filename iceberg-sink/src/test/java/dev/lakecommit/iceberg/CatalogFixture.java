@@ -2,7 +2,6 @@ package dev.lakecommit.iceberg;
 
 import java.nio.file.Path;
 import java.util.Map;
-import org.apache.iceberg.CatalogUtil;
 import org.apache.iceberg.catalog.Catalog;
 
 /** A real catalog for tests; every call makes a new, independent catalog instance over the same storage. */
@@ -12,8 +11,9 @@ interface CatalogFixture {
 
   Map<String, String> properties();
 
+  /** A new client of the catalog, loaded as Lakecommit loads catalogs ({@link CatalogLoader}). */
   default Catalog newCatalog() {
-    return CatalogUtil.buildIcebergCatalog(name(), properties(), new org.apache.hadoop.conf.Configuration());
+    return CatalogLoader.load(name(), properties(), new org.apache.hadoop.conf.Configuration());
   }
 
   /** Catalogs every committer suite runs over; each is a real catalog with its own storage under a directory. */

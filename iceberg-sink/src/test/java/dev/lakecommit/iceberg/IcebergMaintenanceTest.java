@@ -85,6 +85,26 @@ class IcebergMaintenanceTest {
         .build();
   }
 
+  /**
+   * Iceberg's own Hadoop catalog is refused: its commits are not kept apart from the job's (with it as the
+   * maintenance catalog, {@link #maintenanceWhileAJobCommits} lost a checkpoint in 6 of 160 runs: two commits renamed
+   * onto one version file; none in 80 with the catalog loaded as Lakecommit loads it, which is accepted).
+   */
+  @Test
+  void icebergsOwnHadoopCatalogIsRefused() {
+    Map<String, String> properties = Map.of("type", "hadoop",
+        "warehouse", dir.resolve("warehouse").toUri().toString());
+    Catalog plain = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("plain", properties,
+        new org.apache.hadoop.conf.Configuration());
+    assertThatThrownBy(() -> IcebergMaintenance.of(plain, TestTables.IDENT))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Maintenance of " + TestTables.IDENT)
+        .hasMessageContaining("Iceberg's own HadoopCatalog")
+        .hasMessageContaining("CatalogLoader.load");
+    Catalog guarded = CatalogLoader.load("guarded", properties, new org.apache.hadoop.conf.Configuration());
+    assertThat(IcebergMaintenance.of(guarded, TestTables.IDENT)).isNotNull();
+  }
+
   /** Rows 0..n-1 each once for some n (a prefix of the source: what the committed checkpoints hold). */
   private static long assertExactPrefix(Table table) {
     Map<Long, Integer> counts = TestTables.keyCounts(table);
