@@ -132,7 +132,7 @@ final class FlinkProcessCluster implements AutoCloseable {
    */
   FlinkProcessCluster start(int count) {
     for (int attempt = 1; ; attempt++) {
-      jobManager = launch("jm", List.of("-Xmx384m", "-XX:TieredStopAtLevel=1"),
+      jobManager = launch("jm", List.of("-Xmx384m"),
           StandaloneSessionClusterEntrypoint.class, List.of("--configDir", confDir.toString()));
       for (int i = 0; i < count; i++) {
         startTaskManager();
@@ -185,7 +185,6 @@ final class FlinkProcessCluster implements AutoCloseable {
     String id = "tm-" + started++;
     TaskExecutorProcessSpec spec = TaskExecutorProcessUtils.processSpecFromConfig(conf);
     List<String> jvm = new ArrayList<>(Arrays.asList(ProcessMemoryUtils.generateJvmParametersStr(spec).split(" ")));
-    jvm.add("-XX:TieredStopAtLevel=1");
     List<String> args = new ArrayList<>(List.of("--configDir", confDir.toString(), "-D",
         "taskmanager.resource-id=" + id));
     args.addAll(Arrays.asList(TaskExecutorProcessUtils.generateDynamicConfigsStr(spec).trim().split(" ")));
@@ -453,7 +452,7 @@ final class FlinkProcessCluster implements AutoCloseable {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.addAll(jvmOptions);
-    command.addAll(List.of("-XX:+UseSerialGC", "-Djava.awt.headless=true",
+    command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true",
         "-Dorg.slf4j.simpleLogger.showDateTime=true", "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
         "-cp", System.getProperty("java.class.path"), FlinkChildMain.class.getName(),
         String.valueOf(ProcessHandle.current().pid()), entry.getName()));

@@ -38,7 +38,7 @@ final class KillLoop {
     this.random = new Random(seed);
   }
 
-  /** {@code java -Xmx512m <jvmOptions> -cp <test classpath> Main <args>}. */
+  /** {@link ChildJvm#java} with 512 MB, then {@code <jvmOptions> -cp <test classpath> Main <args>}. */
   static List<String> command(List<String> jvmOptions, List<String> args) {
     List<String> command = ChildJvm.java("512m");
     command.addAll(jvmOptions);
