@@ -155,6 +155,10 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
   /** The source's {@code max.poll.records} unless {@code -K} sets it. */
   private static final int MAX_POLL_RECORDS = 10_000;
+  /** How long records wait at least for a partition that is behind (see {@code Reader#nextInTimestampOrder}). */
+  private static final long MIN_HOLD_NANOS = Duration.ofMillis(500).toNanos();
+  /** How long at most: the brokers answer, but not with that partition's records. */
+  private static final long MAX_HOLD_NANOS = Duration.ofSeconds(5).toNanos();
 
   private final Settings settings;
   private final Schema schema;
@@ -485,6 +489,11 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     private final Map<TopicPartition, Long> fetchedTo = new HashMap<>();
     /** When the reader began to hold records back for a partition that is behind (-1: not holding). */
     private long holdingSince = -1;
+    /** Partitions whose records did not come within a hold: not held for again until they bring some. */
+    private final Set<TopicPartition> givenUp = new java.util.HashSet<>();
+    /** The fetch responses received when the hold began. */
+    private double holdingFrom;
+    private org.apache.kafka.common.Metric fetchTotal;
     /** JSON values: one parser for all messages while they are well-formed objects, and the direct read. */
     private final Json.Lines jsonLines = new Json.Lines();
     private JsonRecords jsonRecords;
@@ -694,6 +703,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         for (TopicPartition partition : records.partitions()) {
           List<ConsumerRecord<byte[], byte[]>> fetched = records.records(partition);
           queues.computeIfAbsent(partition, p -> new java.util.ArrayDeque<>()).addAll(fetched);
+          givenUp.remove(partition);
           fetchedTo.put(partition, consumer.position(partition));
           for (ConsumerRecord<byte[], byte[]> one : fetched) {
             fetchedBytes += bytes(one);
@@ -712,10 +722,12 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
      * The fetched record with the smallest timestamp of all partitions, so that partitions progress together and a
      * checkpoint cut leaves no older event times behind it (each partition's own order is kept; its timestamps only
      * grow with the offset for producers that stamp records with their event time). While a partition with nothing
-     * fetched is behind its end offset, records are held back for it — at most 500 ms at a time, so that a slow
-     * partition never stops the others, and never while the buffer is at its limit (memory stays bounded whatever
-     * a partition does) or the brokers have not answered lately (no fetch is coming). Null when nothing may be
-     * handed out now.
+     * fetched is behind its end offset, records are held back for it: for 500 ms and until a fetch that asked for
+     * it was answered (a loaded machine answers late), at most 5 s; a partition whose records did not come in that
+     * time is not waited for again until it brings some, so that a slow partition never stops the others. While the
+     * brokers do not answer, the records wait for them (no fetch can come; an outage then commits nothing new
+     * rather than the other partitions' newer records ahead of the older ones). Never held while the buffer is at
+     * its limit: memory stays bounded whatever a partition does. Null when nothing may be handed out now.
      */
     private ConsumerRecord<byte[], byte[]> nextInTimestampOrder() {
       java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> first = null;
@@ -728,14 +740,33 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         holdingSince = -1;
         return null;
       }
-      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && reachability.answeredLately()
-          && partitionBehind()) {
+      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && partitionBehind()) {
+        if (!reachability.answeredLately()) {
+          // no fetch can come while the brokers are away: the records wait for them, and nothing else is handed
+          // out (so an outage commits nothing new, and the partition's older records still come first)
+          holdingSince = -1;
+          return null;
+        }
         long now = System.nanoTime();
+        double answered = fetchResponses();
         if (holdingSince < 0) {
           holdingSince = now;
+          holdingFrom = answered;
         }
-        if (now - holdingSince < Duration.ofMillis(500).toNanos()) {
+        // Held until a fetch that asked for the partition was answered: two responses, since the first may answer
+        // a fetch sent while the partition still had records. On a loaded machine that takes longer than the
+        // minimum, and a record handed out sooner goes ahead of the partition's older ones, maybe into an earlier
+        // checkpoint.
+        boolean answeredSince = Double.isNaN(answered) || answered - holdingFrom >= 2;
+        long held = now - holdingSince;
+        if (held < MIN_HOLD_NANOS || (!answeredSince && held < MAX_HOLD_NANOS)) {
           return null;
+        }
+        // the brokers answer, but not with these partitions' records: no more holds for them until they bring some
+        for (TopicPartition partition : next.keySet()) {
+          if (behind(partition)) {
+            givenUp.add(partition);
+          }
         }
       }
       holdingSince = -1;
@@ -762,16 +793,38 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       return Math.max(0, record.serializedKeySize()) + Math.max(0, record.serializedValueSize());
     }
 
-    /** Whether a partition with no fetched record left is behind its end offset (as the last fetch told). */
+    /** The fetch responses the consumer received so far ({@code fetch-total}); NaN where its metrics do not say. */
+    private double fetchResponses() {
+      if (fetchTotal == null) {
+        fetchTotal = consumer.metrics().entrySet().stream()
+            .filter(e -> e.getKey().name().equals("fetch-total")
+                && e.getKey().group().equals("consumer-fetch-manager-metrics") && e.getKey().tags().isEmpty())
+            .map(Map.Entry::getValue).findFirst().orElse(null);
+        if (fetchTotal == null) {
+          return Double.NaN;
+        }
+      }
+      return fetchTotal.metricValue() instanceof Number number ? number.doubleValue() : Double.NaN;
+    }
+
+    /**
+     * Whether a partition with no fetched record left is behind its end offset (as the last fetch told), leaving
+     * out those whose records did not come within a hold.
+     */
     private boolean partitionBehind() {
       for (TopicPartition partition : next.keySet()) {
-        java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
-        if ((queue == null || queue.isEmpty()) && !paused.contains(partition)) {
-          java.util.OptionalLong behind = consumer.currentLag(partition);
-          if (behind.isPresent() && behind.getAsLong() > 0) {
-            return true;
-          }
+        if (!givenUp.contains(partition) && behind(partition)) {
+          return true;
         }
+      }
+      return false;
+    }
+
+    private boolean behind(TopicPartition partition) {
+      java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
+      if ((queue == null || queue.isEmpty()) && !paused.contains(partition)) {
+        java.util.OptionalLong behind = consumer.currentLag(partition);
+        return behind.isPresent() && behind.getAsLong() > 0;
       }
       return false;
     }
