@@ -798,7 +798,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       if (fetchTotal == null) {
         fetchTotal = consumer.metrics().entrySet().stream()
             .filter(e -> e.getKey().name().equals("fetch-total")
-                && e.getKey().group().equals("consumer-fetch-manager-metrics") && e.getKey().tags().isEmpty())
+                && e.getKey().group().equals("consumer-fetch-manager-metrics")
+                && !e.getKey().tags().containsKey("topic"))
             .map(Map.Entry::getValue).findFirst().orElse(null);
         if (fetchTotal == null) {
           return Double.NaN;
