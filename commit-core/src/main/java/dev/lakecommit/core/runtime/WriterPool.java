@@ -137,8 +137,15 @@ final class WriterPool<IN, C, S> {
     }
   }
 
-  /** Stops the threads without letting them take anything more from their queues. */
+  /**
+   * Stops the threads without letting them take anything more from their queues: each queue is emptied and left
+   * with the end mark, which a writer that swallowed the interrupt (some file system clients do) takes next.
+   */
   void stop() throws InterruptedException {
+    for (BlockingQueue<Object> queue : queues) {
+      queue.clear();
+      queue.offer(END);
+    }
     threads.forEach(Thread::interrupt);
     for (Thread thread : threads) {
       thread.join(TimeUnit.SECONDS.toMillis(30));

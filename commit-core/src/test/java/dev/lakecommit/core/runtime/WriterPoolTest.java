@@ -138,4 +138,52 @@ class WriterPoolTest {
     }
     return false;
   }
+
+  /**
+   * A writer that swallows the interrupt while it writes (some file system clients do): {@code stop} still ends its
+   * thread, which takes nothing more from its queue.
+   */
+  @Test
+  void stopEndsAWriterThatSwallowedTheInterrupt() throws Exception {
+    CountDownLatch entered = new CountDownLatch(1);
+    List<Long> written = new java.util.concurrent.CopyOnWriteArrayList<>();
+    SinkWriter<Long, List<Long>, Long> swallowing = new SinkWriter<>() {
+      @Override
+      public void write(Long record) {
+        written.add(record);
+        entered.countDown();
+        try {
+          new CountDownLatch(1).await();
+        } catch (InterruptedException e) {
+          // swallowed: the flag is cleared and the writer returns as if nothing happened
+        }
+      }
+
+      @Override
+      public Optional<List<Long>> prepareCommit(long checkpointId) {
+        return Optional.empty();
+      }
+
+      @Override
+      public Long snapshotState(long checkpointId) {
+        return checkpointId;
+      }
+
+      @Override
+      public void abortPrepare() {}
+
+      @Override
+      public void close() {}
+    };
+    WriterPool<Long, List<Long>, Long> pool = new WriterPool<>("swallow", new ArrayList<>(List.of(swallowing)), 4);
+    pool.start();
+    pool.send(0, 1L);
+    pool.send(0, 2L);
+    assertThat(entered.await(1, TimeUnit.MINUTES)).isTrue();
+    pool.send(0, 3L);
+    pool.stop();
+    assertThat(Thread.getAllStackTraces().keySet()).as("live threads after stop")
+        .noneMatch(thread -> thread.getName().equals("lakecommit-writer-swallow-0") && thread.isAlive());
+    assertThat(written).containsExactly(1L);
+  }
 }
