@@ -34,7 +34,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * its input, its partitions' statistics exact and accurate, read back by Hive's own Parquet reader; an Iceberg table through Iceberg's Hive catalog on the
  * same metastore; two copies of one job started together (the older fenced, every row once); and the metastore
  * killed in the middle of an ingest and started again after an outage (the run rides it through, exact; 3.1.3 in the
- * default build, every version with {@code -Plong}).
+ * default build, every version with {@code -Plong}). The Hive 4 versions run in {@link Metastore4VersionsIT}.
  */
 class MetastoreVersionsIT {
   private static final String DB = "versions";
@@ -127,18 +127,29 @@ class MetastoreVersionsIT {
    * what {@code docker/compose.yaml} runs). {@code -Dlakecommit.metastore.setups="3.1.3 postgres,..."} picks others.
    */
   static List<String> setups() {
+    return setups(false);
+  }
+
+  /**
+   * The setups of Hive 4 ({@code true}; {@link Metastore4VersionsIT}) or of the versions before it: two classes, so
+   * that the build's two test JVMs share the versions.
+   */
+  static List<String> setups(boolean hive4) {
     String picked = System.getProperty("lakecommit.metastore.setups");
+    List<String> setups = new ArrayList<>();
     if (picked != null && !picked.isBlank()) {
-      return List.of(picked.split("\\s*,\\s*"));
+      setups.addAll(List.of(picked.split("\\s*,\\s*")));
+    } else {
+      setups.addAll(List.of("2.3.10 derby", "3.1.3 derby", "4.0.0 derby", "4.0.1 postgres"));
+      if (TestScale.isLong()) {
+        setups.addAll(List.of("4.0.1 derby", "4.0.0 postgres", "3.1.3 postgres"));
+      }
     }
-    List<String> setups = new ArrayList<>(List.of("2.3.10 derby", "3.1.3 derby", "4.0.0 derby", "4.0.1 postgres"));
-    if (TestScale.isLong()) {
-      setups.addAll(List.of("4.0.1 derby", "4.0.0 postgres", "3.1.3 postgres"));
-    }
+    setups.removeIf(setup -> setup.startsWith("4.") != hive4);
     return setups;
   }
 
-  @ParameterizedTest(name = "Hive Metastore {0}")
+  @ParameterizedTest(name = "Hive Metastore {0}", allowZeroInvocations = true)
   @MethodSource("setups")
   void everyStepIsExactOnThisMetastore(String setup) throws Exception {
     try (Metastore hms = start(setup)) {
