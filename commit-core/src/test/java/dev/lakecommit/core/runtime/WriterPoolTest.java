@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 /** Records reach writers in batches that never cross a barrier, and back-pressure still bounds what is buffered. */
 class WriterPoolTest {
   /** Remembers what it wrote per checkpoint; may hold its thread in {@code write} until released. */
-  private static final class Recording implements SinkWriter<Long, List<Long>, Long> {
+  private static class Recording implements SinkWriter<Long, List<Long>, Long> {
     private final List<Long> open = new ArrayList<>();
     final List<List<Long>> prepared = new ArrayList<>();
     final CountDownLatch release;
@@ -147,7 +147,7 @@ class WriterPoolTest {
   void stopEndsAWriterThatSwallowedTheInterrupt() throws Exception {
     CountDownLatch entered = new CountDownLatch(1);
     List<Long> written = new java.util.concurrent.CopyOnWriteArrayList<>();
-    SinkWriter<Long, List<Long>, Long> swallowing = new SinkWriter<>() {
+    Recording swallowing = new Recording(false) {
       @Override
       public void write(Long record) {
         written.add(record);
@@ -158,22 +158,6 @@ class WriterPoolTest {
           // swallowed: the flag is cleared and the writer returns as if nothing happened
         }
       }
-
-      @Override
-      public Optional<List<Long>> prepareCommit(long checkpointId) {
-        return Optional.empty();
-      }
-
-      @Override
-      public Long snapshotState(long checkpointId) {
-        return checkpointId;
-      }
-
-      @Override
-      public void abortPrepare() {}
-
-      @Override
-      public void close() {}
     };
     WriterPool<Long, List<Long>, Long> pool = new WriterPool<>("swallow", new ArrayList<>(List.of(swallowing)), 4);
     pool.start();
