@@ -145,7 +145,6 @@ class WriterPoolTest {
    */
   @Test
   void stopEndsAWriterThatSwallowedTheInterrupt() throws Exception {
-    CountDownLatch entered = new CountDownLatch(1);
     List<Long> written = new java.util.concurrent.CopyOnWriteArrayList<>();
     Recording swallowing = new Recording(false) {
       @Override
@@ -163,7 +162,7 @@ class WriterPoolTest {
     pool.start();
     pool.send(0, 1L);
     pool.send(0, 2L);
-    assertThat(entered.await(1, TimeUnit.MINUTES)).isTrue();
+    assertThat(swallowing.entered.await(1, TimeUnit.MINUTES)).isTrue();
     pool.send(0, 3L);
     pool.stop();
     assertThat(Thread.getAllStackTraces().keySet()).as("live threads after stop")
