@@ -65,9 +65,10 @@ public class CompatibleMetaStoreClient extends HiveMetaStoreClient implements IM
   }
 
   private static InvocationHandler namingUnknownCalls(IMetaStoreClient client, HiveConf conf) {
+    LockHolders holders = new LockHolders(client);
     return (proxy, method, args) -> {
       try {
-        return method.invoke(client, args);
+        return holders.after(method.getName(), args, method.invoke(client, holders.before(method.getName(), args)));
       } catch (InvocationTargetException e) {
         Throwable cause = e.getCause();
         if (cause instanceof TApplicationException unknown && isUnknownCall(unknown)) {
@@ -157,6 +158,93 @@ public class CompatibleMetaStoreClient extends HiveMetaStoreClient implements IM
     } catch (NoSuchFieldException e) {
       throw new ExceptionInInitializerError("This Hive metastore client (" + HiveMetaStoreClient.class
           .getProtectionDomain().getCodeSource() + ") has no field '" + name + "': Lakecommit needs Hive 2.3's");
+    }
+  }
+
+  /**
+   * Table locks asked through this client name their holder ({@link LockHolder}), also those of Iceberg's Hive
+   * catalog ({@code MetastoreLock}, whose agent info gets the holder appended; it is hidden again in the
+   * {@code show_locks} answers, where Iceberg looks for its own lock by agent info). While such a lock waits, the
+   * locks of Lakecommit processes of this host that are gone are released, so that a run restarted after a SIGKILL
+   * in a commit does not wait out the metastore's {@code hive.txn.timeout} (300 s by default).
+   */
+  private static final class LockHolders {
+    private static final java.util.regex.Pattern APPENDED =
+        java.util.regex.Pattern.compile("\\s+lakecommit pid=\\d+ pidns=\\S* start=-?\\d+$");
+    private static final long LOOK_NANOS = java.time.Duration.ofSeconds(1).toNanos();
+
+    private final IMetaStoreClient client;
+    /** The locks asked through this client and not released: their table's database and name. */
+    private final java.util.Map<Long, String[]> tables = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<Long, Long> nextLook = new java.util.concurrent.ConcurrentHashMap<>();
+
+    LockHolders(IMetaStoreClient client) {
+      this.client = client;
+    }
+
+    Object[] before(String method, Object[] args) {
+      if (method.equals("lock") && args != null && args.length == 1
+          && args[0] instanceof org.apache.hadoop.hive.metastore.api.LockRequest request
+          && LockHolder.parse(request.getAgentInfo()).isEmpty()) {
+        String agent = request.getAgentInfo();
+        request.setAgentInfo((agent == null || agent.isBlank() ? "" : agent + " ") + LockHolder.self().agentInfo());
+      }
+      return args;
+    }
+
+    Object after(String method, Object[] args, Object result) throws TException {
+      switch (method) {
+        case "lock" -> {
+          var request = (org.apache.hadoop.hive.metastore.api.LockRequest) args[0];
+          var response = (org.apache.hadoop.hive.metastore.api.LockResponse) result;
+          var components = request.getComponent();
+          if (components != null && components.size() == 1 && components.get(0).getTablename() != null) {
+            tables.put(response.getLockid(),
+                new String[] {components.get(0).getDbname(), components.get(0).getTablename()});
+          }
+          return response;
+        }
+        case "checkLock" -> {
+          var response = (org.apache.hadoop.hive.metastore.api.LockResponse) result;
+          long lock = (Long) args[0];
+          String[] table = tables.get(lock);
+          if (response.getState() != org.apache.hadoop.hive.metastore.api.LockState.WAITING || table == null) {
+            return response;
+          }
+          long now = System.nanoTime();
+          Long next = nextLook.get(lock);
+          if (next != null && now - next < 0) {
+            return response;
+          }
+          nextLook.put(lock, now + LOOK_NANOS);
+          int released;
+          try {
+            released = LockHolder.releaseGone(client, table[0], table[1], TableFencing.hostName(), lock);
+          } catch (TException | RuntimeException e) {
+            return response;   // a metastore that does not list locks: waited for as before
+          }
+          return released > 0 ? client.checkLock(lock) : response;
+        }
+        case "unlock" -> {
+          tables.remove((Long) args[0]);
+          nextLook.remove((Long) args[0]);
+          return result;
+        }
+        case "showLocks" -> {
+          var response = (org.apache.hadoop.hive.metastore.api.ShowLocksResponse) result;
+          if (response != null && response.getLocks() != null) {
+            for (var lock : response.getLocks()) {
+              if (lock.getAgentInfo() != null) {
+                lock.setAgentInfo(APPENDED.matcher(lock.getAgentInfo()).replaceFirst(""));
+              }
+            }
+          }
+          return response;
+        }
+        default -> {
+          return result;
+        }
+      }
     }
   }
 }

@@ -29,8 +29,9 @@ import org.slf4j.LoggerFactory;
 record LockHolder(long pid, String namespace, long startMillis) {
   private static final Logger LOG = LoggerFactory.getLogger(LockHolder.class);
   private static final String AGENT = "lakecommit";
+  /** The holder alone, or after another agent's own info (Iceberg's lock requests: "Iceberg-uuid lakecommit ..."). */
   private static final Pattern AGENT_INFO =
-      Pattern.compile(AGENT + " pid=(\\d+) pidns=(\\S*) start=(-?\\d+)");
+      Pattern.compile("(?:^|\\s)" + AGENT + " pid=(\\d+) pidns=(\\S*) start=(-?\\d+)$");
   private static final LockHolder CURRENT = current();
 
   /** This process. */
@@ -49,7 +50,7 @@ record LockHolder(long pid, String namespace, long startMillis) {
       return Optional.empty();
     }
     Matcher m = AGENT_INFO.matcher(agentInfo);
-    return m.matches()
+    return m.find()
         ? Optional.of(new LockHolder(Long.parseLong(m.group(1)), m.group(2), Long.parseLong(m.group(3))))
         : Optional.empty();
   }

@@ -261,7 +261,7 @@ enum TableFencing {
     }
   }
 
-  private static String hostName() {
+  static String hostName() {
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (UnknownHostException e) {

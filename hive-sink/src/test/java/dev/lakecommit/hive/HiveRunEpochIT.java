@@ -598,6 +598,46 @@ class HiveRunEpochIT {
     }
   }
 
+  /**
+   * Iceberg's Hive catalog (through {@link CompatibleHiveCatalog}): a commit waiting for the metastore lock of a
+   * Lakecommit process of this host that was killed in a commit releases that lock and commits, well within
+   * Iceberg's lock timeout; Iceberg still finds its own locks by their agent info.
+   */
+  @Test
+  void anIcebergCommitReleasesTheLockOfAKilledLakecommitProcess() throws Exception {
+    IMetaStoreClient client = hms.newRetryingClient();
+    String host = java.net.InetAddress.getLocalHost().getHostName();
+    CompatibleHiveCatalog catalog = new CompatibleHiveCatalog();
+    org.apache.hadoop.conf.Configuration conf = new org.apache.hadoop.conf.Configuration();
+    // Iceberg's lock timeout (3 min by default) shortened: without the release each commit attempt fails after it
+    conf.set("iceberg.hive.lock-timeout-ms", "20000");
+    catalog.setConf(conf);
+    catalog.initialize("hive", Map.of("uri", hms.uri(), "warehouse", hms.warehouseLocation()));
+    try {
+      org.apache.iceberg.catalog.TableIdentifier id =
+          org.apache.iceberg.catalog.TableIdentifier.of(HiveFixture.DB, "iceberg_locked");
+      org.apache.iceberg.Table table = catalog.createTable(id, new org.apache.iceberg.Schema(
+          org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.LongType.get())));
+      Process killed = new ProcessBuilder("sleep", "120").start();
+      LockHolder holder = new LockHolder(killed.pid(), LockHolder.self().namespace(),
+          killed.toHandle().info().startInstant().orElseThrow().toEpochMilli());
+      killed.destroyForcibly().waitFor();
+      LockComponent component = new LockComponent(LockType.EXCLUSIVE, LockLevel.TABLE, HiveFixture.DB);
+      component.setTablename("iceberg_locked");
+      LockRequest request = new LockRequest(List.of(component), "someone", host);
+      request.setAgentInfo("Iceberg-" + java.util.UUID.randomUUID() + " " + holder.agentInfo());
+      long deadLock = client.lock(request).getLockid();
+
+      table.updateProperties().set("after", "the kill").commit();
+
+      assertThat(catalog.loadTable(id).properties()).containsEntry("after", "the kill");
+      assertThat(lockIds(client, "iceberg_locked")).as("the killed holder's lock").doesNotContain(deadLock);
+    } finally {
+      catalog.close();
+      client.close();
+    }
+  }
+
   private static long lockAs(IMetaStoreClient client, String table, LockHolder holder, String host)
       throws Exception {
     LockComponent component = new LockComponent(LockType.EXCLUSIVE, LockLevel.TABLE, HiveFixture.DB);
