@@ -127,9 +127,14 @@ final class BrokerReachability {
 
   /** The consumer's {@code consumer-metrics} / {@code response-total}, or null where the client has no such metric. */
   static Metric responseMetric(Map<MetricName, ? extends Metric> metrics) {
+    return clientMetric(metrics, "consumer-metrics", "response-total");
+  }
+
+  /** A consumer-wide metric (not one of a topic's), or null where the client has no such metric. */
+  static Metric clientMetric(Map<MetricName, ? extends Metric> metrics, String group, String name) {
     for (Map.Entry<MetricName, ? extends Metric> entry : metrics.entrySet()) {
-      MetricName name = entry.getKey();
-      if ("response-total".equals(name.name()) && "consumer-metrics".equals(name.group())) {
+      MetricName key = entry.getKey();
+      if (name.equals(key.name()) && group.equals(key.group()) && !key.tags().containsKey("topic")) {
         return entry.getValue();
       }
     }

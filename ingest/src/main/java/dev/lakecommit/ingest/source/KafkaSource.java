@@ -494,6 +494,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     /** The fetch responses received when the hold began. */
     private double holdingFrom;
     private org.apache.kafka.common.Metric fetchTotal;
+    private boolean fetchTotalLooked;
     /** JSON values: one parser for all messages while they are well-formed objects, and the direct read. */
     private final Json.Lines jsonLines = new Json.Lines();
     private JsonRecords jsonRecords;
@@ -795,17 +796,13 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
     /** The fetch responses the consumer received so far ({@code fetch-total}); NaN where its metrics do not say. */
     private double fetchResponses() {
-      if (fetchTotal == null) {
-        fetchTotal = consumer.metrics().entrySet().stream()
-            .filter(e -> e.getKey().name().equals("fetch-total")
-                && e.getKey().group().equals("consumer-fetch-manager-metrics")
-                && !e.getKey().tags().containsKey("topic"))
-            .map(Map.Entry::getValue).findFirst().orElse(null);
-        if (fetchTotal == null) {
-          return Double.NaN;
-        }
+      if (!fetchTotalLooked) {
+        fetchTotal = BrokerReachability.clientMetric(consumer.metrics(), "consumer-fetch-manager-metrics",
+            "fetch-total");
+        fetchTotalLooked = true;
       }
-      return fetchTotal.metricValue() instanceof Number number ? number.doubleValue() : Double.NaN;
+      return fetchTotal != null && fetchTotal.metricValue() instanceof Number number ? number.doubleValue()
+          : Double.NaN;
     }
 
     /**
