@@ -159,6 +159,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   private static final long MIN_HOLD_NANOS = Duration.ofMillis(500).toNanos();
   /** How long at most: the brokers answer, but not with that partition's records. */
   private static final long MAX_HOLD_NANOS = Duration.ofSeconds(5).toNanos();
+  /** How long the reader asks the brokers for the end offsets of partitions it ran out of records for. */
+  private static final Duration END_CHECK_TIMEOUT = Duration.ofMillis(500);
 
   private final Settings settings;
   private final Schema schema;
@@ -493,6 +495,16 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     private final Set<TopicPartition> givenUp = new java.util.HashSet<>();
     /** The fetch responses received when the hold began. */
     private double holdingFrom;
+    /**
+     * End offsets (last stable) the brokers gave, since the last poll that brought records, for partitions that had
+     * no record left and were at their end as the consumer saw it (Long.MAX_VALUE: the brokers did not say in time).
+     */
+    private final Map<TopicPartition, Long> checkedEnd = new HashMap<>();
+    /**
+     * The client that asks for {@link #checkedEnd}: its own connections, since a broker answers one connection's
+     * requests in order and the reader's has a fetch waiting there for up to {@code fetch.max.wait.ms}.
+     */
+    private KafkaConsumer<byte[], byte[]> endsClient;
     private org.apache.kafka.common.Metric fetchTotal;
     private boolean fetchTotalLooked;
     /** JSON values: one parser for all messages while they are well-formed objects, and the direct read. */
@@ -712,6 +724,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         }
         buffered += records.count();
         bufferedBytes += fetchedBytes;
+        if (!records.isEmpty()) {
+          checkedEnd.clear();
+        }
         readAhead.fetched(records.count(), fetchedBytes);
         if (records.isEmpty()) {
           return null;
@@ -741,7 +756,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         holdingSince = -1;
         return null;
       }
-      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit && partitionBehind()) {
+      if (buffered < bufferLimit && bufferedBytes < bufferByteLimit
+          && partitionBehind(reachability.answeredLately())) {
         if (!reachability.answeredLately()) {
           // no fetch can come while the brokers are away: the records wait for them, and nothing else is handed
           // out (so an outage commits nothing new, and the partition's older records still come first)
@@ -806,25 +822,81 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     }
 
     /**
-     * Whether a partition with no fetched record left is behind its end offset (as the last fetch told), leaving
-     * out those whose records did not come within a hold.
+     * Whether a partition with no fetched record left is behind its end offset, leaving out those whose records did
+     * not come within a hold.
+     *
+     * <p>The consumer's view of a partition's end is as old as its last fetch of it: a transaction's commit markers
+     * reach its partitions one after the other, a partition without a leader for a moment after a broker restart is
+     * left out of fetches, and a run that just started knows no end yet. Records fetched since would go ahead of
+     * that partition's older ones, maybe into an earlier checkpoint. So when a partition runs out of records while
+     * the consumer sees it at its end, the brokers are asked for the ends of all partitions the consumer sees at
+     * theirs: once per poll that brought records, on a connection of their own (with {@code ask}: while they answer;
+     * until then such a partition counts as behind).
      */
-    private boolean partitionBehind() {
+    private boolean partitionBehind(boolean ask) {
+      boolean unsure = false;
       for (TopicPartition partition : next.keySet()) {
-        if (!givenUp.contains(partition) && behind(partition)) {
+        if (givenUp.contains(partition) || !ranOut(partition)) {
+          continue;
+        }
+        java.util.OptionalLong lag = consumer.currentLag(partition);
+        if (lag.isPresent() && lag.getAsLong() > 0) {
+          return true;
+        }
+        Long checked = checkedEnd.get(partition);
+        if (checked == null) {
+          unsure = true;
+        } else if (checked > consumer.position(partition)) {
+          return true;
+        }
+      }
+      if (!unsure) {
+        return false;
+      }
+      if (!ask) {
+        return true; // not known while the brokers do not answer: as if behind
+      }
+      List<TopicPartition> asked = new ArrayList<>();
+      for (TopicPartition partition : next.keySet()) {
+        java.util.OptionalLong lag = consumer.currentLag(partition);
+        if (!givenUp.contains(partition) && !paused.contains(partition) && !checkedEnd.containsKey(partition)
+            && (lag.isEmpty() || lag.getAsLong() <= 0)) {
+          asked.add(partition);
+        }
+      }
+      try {
+        if (endsClient == null) {
+          Map<String, String> properties = new HashMap<>(settings.consumerProperties());
+          properties.put(ConsumerConfig.CLIENT_ID_CONFIG, properties.getOrDefault(ConsumerConfig.CLIENT_ID_CONFIG,
+              "lakecommit") + "-ends");
+          endsClient = consumer(settings.input(), properties);
+        }
+        checkedEnd.putAll(endsClient.endOffsets(asked, END_CHECK_TIMEOUT));
+      } catch (org.apache.kafka.common.errors.TimeoutException e) {
+        // not known: held for as if behind (asked again after the next poll that brings records)
+        asked.forEach(partition -> checkedEnd.put(partition, Long.MAX_VALUE));
+      }
+      for (TopicPartition partition : asked) {
+        if (ranOut(partition) && checkedEnd.get(partition) > consumer.position(partition)) {
           return true;
         }
       }
       return false;
     }
 
-    private boolean behind(TopicPartition partition) {
+    /** A partition that has no fetched record left and is read (not paused at a bounded run's end). */
+    private boolean ranOut(TopicPartition partition) {
       java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
-      if ((queue == null || queue.isEmpty()) && !paused.contains(partition)) {
-        java.util.OptionalLong behind = consumer.currentLag(partition);
-        return behind.isPresent() && behind.getAsLong() > 0;
+      return (queue == null || queue.isEmpty()) && !paused.contains(partition);
+    }
+
+    private boolean behind(TopicPartition partition) {
+      if (!ranOut(partition)) {
+        return false;
       }
-      return false;
+      java.util.OptionalLong lag = consumer.currentLag(partition);
+      Long checked = checkedEnd.get(partition);
+      return lag.isPresent() && lag.getAsLong() > 0 || checked != null && checked > consumer.position(partition);
     }
 
     /**
@@ -1042,6 +1114,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     @Override
     public void close() {
       jsonLines.close();
+      if (endsClient != null) {
+        endsClient.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ZERO));
+      }
       consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
     }
   }
