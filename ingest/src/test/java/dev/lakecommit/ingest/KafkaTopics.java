@@ -59,14 +59,46 @@ final class KafkaTopics {
   static void produce(KafkaProducer<String, String> producer, String topic, long from, long to, int perTransaction,
       boolean abort) {
     for (long start = from; start < to; start += perTransaction) {
-      producer.beginTransaction();
-      send(producer, topic, start, Math.min(to, start + perTransaction));
+      long first = start;
       if (abort) {
+        producer.beginTransaction();
+        send(producer, topic, first, Math.min(to, first + perTransaction));
         producer.abortTransaction();
       } else {
-        producer.commitTransaction();
+        inTransaction(producer, () -> send(producer, topic, first, Math.min(to, first + perTransaction)));
       }
     }
+  }
+
+  /**
+   * Runs {@code sends} in a transaction and commits it. A transaction the broker refused as not in a valid state —
+   * seen now and then for the first transaction to a topic created a moment before — is aborted and sent again
+   * (it did not commit, so nothing is written twice), at most three times.
+   */
+  static void inTransaction(KafkaProducer<String, String> producer, Runnable sends) {
+    for (int attempt = 1; ; attempt++) {
+      producer.beginTransaction();
+      try {
+        sends.run();
+        producer.commitTransaction();
+        return;
+      } catch (KafkaException e) {
+        if (attempt == 3 || !refusedState(e)) {
+          throw e;
+        }
+        System.out.println("KafkaTopics: transaction refused (" + e + "), aborted and sent again");
+        producer.abortTransaction();
+      }
+    }
+  }
+
+  private static boolean refusedState(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof org.apache.kafka.common.errors.InvalidTxnStateException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
