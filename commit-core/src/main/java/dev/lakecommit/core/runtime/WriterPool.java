@@ -1,6 +1,9 @@
 package dev.lakecommit.core.runtime;
 
+import dev.lakecommit.core.Deletion;
 import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsDeletes;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -182,6 +185,19 @@ final class WriterPool<IN, C, S> {
         "Writer " + writer + " of job " + jobName + " failed: " + cause.getMessage(), cause);
   }
 
+  /** A row to the writer's {@code write}, a {@link Deletion} to its {@code delete}. */
+  @SuppressWarnings("unchecked")
+  private static <IN> void write(SinkWriter<IN, ?, ?> writer, Object record) throws IOException {
+    if (!(record instanceof Deletion)) {
+      writer.write((IN) record);
+    } else if (writer instanceof SupportsDeletes<?> deletes) {
+      ((SupportsDeletes<IN>) deletes).delete((IN) record);
+    } else {
+      throw new IllegalArgumentException("Record " + record + " is a delete, but the job's writers only add rows: "
+          + "deletes need a keyed target (an Iceberg table in upsert mode)");
+    }
+  }
+
   @SuppressWarnings("unchecked")
   private void work(int index) {
     SinkWriter<IN, C, S> writer = writers.get(index);
@@ -194,7 +210,7 @@ final class WriterPool<IN, C, S> {
         }
         if (item instanceof Batch batch) {
           for (Object record : batch.records()) {
-            writer.write((IN) record);
+            write(writer, record);
           }
         } else if (item instanceof Barrier<?, ?> barrier) {
           long id = barrier.checkpointId();
@@ -202,7 +218,7 @@ final class WriterPool<IN, C, S> {
           S state = writer.snapshotState(id);
           ((Barrier<C, S>) barrier).done().complete(new Prepared<>(info, state));
         } else {
-          writer.write((IN) item);
+          write(writer, item);
         }
       }
     } catch (InterruptedException e) {

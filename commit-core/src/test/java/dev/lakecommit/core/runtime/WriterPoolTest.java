@@ -1,8 +1,11 @@
 package dev.lakecommit.core.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.lakecommit.core.Deletion;
 import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsDeletes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -168,5 +171,81 @@ class WriterPoolTest {
     assertThat(Thread.getAllStackTraces().keySet()).as("live threads after stop")
         .noneMatch(thread -> thread.getName().equals("lakecommit-writer-swallow-0") && thread.isAlive());
     assertThat(written).containsExactly(1L);
+  }
+
+  /** A change stream's delete: a {@link Deletion} with the key of the row. */
+  private record Gone(long key) implements Deletion {}
+
+  /** Writes and deletes of a keyed target, in the order the writer got them. */
+  private static final class Keyed implements SinkWriter<Object, List<String>, Long>, SupportsDeletes<Object> {
+    final List<String> seen = new ArrayList<>();
+
+    @Override
+    public void write(Object record) {
+      seen.add("write " + record);
+    }
+
+    @Override
+    public void delete(Object record) {
+      seen.add("delete " + ((Gone) record).key());
+    }
+
+    @Override
+    public Optional<List<String>> prepareCommit(long checkpointId) {
+      return Optional.of(List.copyOf(seen));
+    }
+
+    @Override
+    public Long snapshotState(long checkpointId) {
+      return checkpointId;
+    }
+
+    @Override
+    public void abortPrepare() {}
+
+    @Override
+    public void close() {}
+  }
+
+  @Test
+  void deletionsReachTheWriterAsDeletesInTheirPlaceAndAnAppendOnlyWriterRefusesThem() throws Exception {
+    for (int capacity : new int[] {1, 1024}) {
+      Keyed keyed = new Keyed();
+      WriterPool<Object, List<String>, Long> pool = new WriterPool<>("job", List.of(keyed), capacity);
+      pool.start();
+      pool.send(0, 1L);
+      pool.send(0, new Gone(1));
+      pool.send(0, 2L);
+      assertThat(pool.checkpoint(1).get(0).info()).as("capacity %s", capacity)
+          .contains(List.of("write 1", "delete 1", "write 2"));
+      pool.finish();
+    }
+
+    SinkWriter<Object, List<String>, Long> appends = new SinkWriter<>() {
+      @Override
+      public void write(Object record) {}
+
+      @Override
+      public Optional<List<String>> prepareCommit(long checkpointId) {
+        return Optional.empty();
+      }
+
+      @Override
+      public Long snapshotState(long checkpointId) {
+        return checkpointId;
+      }
+
+      @Override
+      public void abortPrepare() {}
+
+      @Override
+      public void close() {}
+    };
+    WriterPool<Object, List<String>, Long> pool = new WriterPool<>("job", List.of(appends), 1);
+    pool.start();
+    pool.send(0, new Gone(7));
+    assertThatThrownBy(() -> pool.checkpoint(1)).isInstanceOf(JobFailedException.class)
+        .hasMessageContaining("Gone[key=7] is a delete, but the job's writers only add rows");
+    pool.stop();
   }
 }

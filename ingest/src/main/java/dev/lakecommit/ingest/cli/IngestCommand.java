@@ -45,7 +45,8 @@ public final class IngestCommand implements Callable<Integer> {
   String input;
 
   @Option(names = "--format", paramLabel = "FORMAT",
-      description = "json, csv, parquet or avro (default: by file extension).")
+      description = "json, csv, parquet or avro (default: by file extension); Kafka: json (default), csv, avro or "
+          + "debezium (Debezium's change events in JSON, applied by --upsert-key).")
   String format;
 
   @Option(names = "--schema", paramLabel = "COLUMNS",

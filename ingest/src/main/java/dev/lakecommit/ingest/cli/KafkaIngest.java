@@ -49,9 +49,13 @@ final class KafkaIngest {
           + " input: give a count (a share of an unbounded stream has no end to be checked at)");
     }
     KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
+    if (kafka.format() == KafkaSource.ValueFormat.DEBEZIUM && (routes != null || !settings.write().routesByKey())) {
+      throw new IllegalArgumentException("Option --format debezium applies each change event to the row of its key:"
+          + " give --upsert-key with the columns of the messages' key, for one Iceberg table"
+          + (routes != null ? " (not with --route-by)" : ""));
+    }
     S3Staging.sweepDeadProcesses();
-    Schema valueSchema = KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka.input(),
-        kafka.consumerProperties());
+    Schema valueSchema = KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka);
     KafkaSource source = new KafkaSource(kafka.withValueSchema(valueSchema));
     JobId jobId = command.job.jobId(command.input, command.table.table());
     if (command.badRecords != null) {

@@ -88,13 +88,13 @@ public final class KafkaOptions {
    * The values' schema: {@code --schema} if given, else the Avro writer schema's columns, else inferred from the
    * first messages (JSON).
    */
-  static Schema valueSchema(String schemaText, org.apache.avro.Schema avro, KafkaInput input,
-      Map<String, String> consumerProperties) throws java.io.IOException {
+  static Schema valueSchema(String schemaText, org.apache.avro.Schema avro, KafkaSource.Settings settings)
+      throws java.io.IOException {
     if (schemaText != null) {
       return dev.lakecommit.ingest.source.SchemaParser.parse(schemaText);
     }
     return avro != null ? KafkaSource.avroTableSchema(avro)
-        : KafkaSource.inferSchema(input, consumerProperties, SCHEMA_SAMPLE);
+        : KafkaSource.inferSchema(settings.input(), settings.consumerProperties(), SCHEMA_SAMPLE, settings.format());
   }
 
   /** Values sampled to infer the schema when {@code --schema} is not given. */

@@ -101,11 +101,17 @@ public final class VerifyCommand implements Callable<Integer> {
       }
     }
     org.apache.avro.Schema avro = KafkaOptions.avroSchema(avroSchema);
-    org.apache.iceberg.Schema valueSchema = KafkaOptions.valueSchema(schema, avro, input, kafkaProperties);
-    KafkaSource kafka = new KafkaSource(new KafkaSource.Settings(input, format == null ? KafkaSource.ValueFormat.JSON
-        : KafkaSource.ValueFormat.of(format), valueSchema, metadata, java.util.Map.copyOf(kafkaProperties),
-        KafkaSource.StartingOffsets.parse("earliest"), KafkaSource.OnLostOffsets.FAIL, true,
-        java.time.Duration.ofSeconds(30), avro)).ignoreUnknownColumns();
+    KafkaSource.ValueFormat valueFormat = format == null ? KafkaSource.ValueFormat.JSON
+        : KafkaSource.ValueFormat.of(format);
+    if (valueFormat == KafkaSource.ValueFormat.DEBEZIUM) {
+      throw new IllegalArgumentException("Invalid option --format debezium for verify: the audit expects a row per "
+          + "message, and a table of change events holds the last row of each key");
+    }
+    KafkaSource.Settings settings = new KafkaSource.Settings(input, valueFormat, null, metadata,
+        java.util.Map.copyOf(kafkaProperties), KafkaSource.StartingOffsets.parse("earliest"),
+        KafkaSource.OnLostOffsets.FAIL, true, java.time.Duration.ofSeconds(30), avro);
+    KafkaSource kafka = new KafkaSource(settings.withValueSchema(KafkaOptions.valueSchema(schema, avro, settings)))
+        .ignoreUnknownColumns();
     try (TableAccess.OpenRows rows = openRows()) {
       return Audit.run(kafka, rows.rows(), key, eventTime, spill(), Audit.DEFAULT_MAX_KEYS_IN_MEMORY);
     }

@@ -117,15 +117,18 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
   /** The value format of the messages. */
   public enum ValueFormat {
-    JSON, CSV, AVRO;
+    JSON, CSV, AVRO,
+    /** Debezium's change events in JSON: upserts and deletes by key (see {@link DebeziumEvents}). */
+    DEBEZIUM;
 
     public static ValueFormat of(String value) {
       return switch (value.trim().toLowerCase(Locale.ROOT)) {
         case "json" -> JSON;
         case "csv" -> CSV;
         case "avro" -> AVRO;
+        case "debezium" -> DEBEZIUM;
         default -> throw new IllegalArgumentException("Invalid --format '" + value + "' for a Kafka input (json,"
-            + " csv or avro)");
+            + " csv, avro or debezium)");
       };
     }
   }
@@ -350,12 +353,13 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   }
 
   /**
-   * Samples up to {@code limit} values from the start of every partition to infer a schema (JSON only).
+   * Samples up to {@code limit} values from the start of every partition to infer a schema (JSON only; with
+   * {@code format} DEBEZIUM, the rows of the change events that carry one).
    *
    * @throws IOException if the topics hold no message to infer from
    */
-  public static Schema inferSchema(KafkaInput input, Map<String, String> consumerProperties, int limit)
-      throws IOException {
+  public static Schema inferSchema(KafkaInput input, Map<String, String> consumerProperties, int limit,
+      ValueFormat format) throws IOException {
     Inference inference = new Inference();
     try (KafkaConsumer<byte[], byte[]> consumer = consumer(input, consumerProperties)) {
       List<TopicPartition> partitions = partitions(consumer, input);
@@ -371,13 +375,17 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
           }
           try {
             Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
+            if (format == ValueFormat.DEBEZIUM) {
+              DebeziumEvents.Change change = DebeziumEvents.change(json, () -> null);
+              json = change.kind() == DebeziumEvents.Kind.UPSERT ? change.row() : null;
+            }
             if (json instanceof Map<?, ?> object) {
               @SuppressWarnings("unchecked")
               Map<String, Object> fields = (Map<String, Object>) object;
               inference.addJson(fields);
               seen++;
             }
-          } catch (Json.SyntaxException e) {
+          } catch (Json.SyntaxException | Values.ValueException e) {
             // a bad record: the run reports it where it meets it
           }
         }
@@ -978,7 +986,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       String where = "Kafka " + record.topic() + " partition " + record.partition() + " offset " + record.offset();
       try {
         Record parsed = value(record, where);
-        if (!settings.metadata().isEmpty()) {
+        if (parsed != null && !settings.metadata().isEmpty()) {
           metadata(parsed, record);
         }
         return parsed;
@@ -996,6 +1004,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     }
 
     private Record value(ConsumerRecord<byte[], byte[]> record, String where) {
+      if (record.value() == null && settings.format() == ValueFormat.DEBEZIUM) {
+        return null; // a tombstone after a delete: no change
+      }
       if (record.value() == null) {
         throw BadRecordException.record(where, 0, false, null, "the message has no value (a tombstone)", "");
       }
@@ -1026,22 +1037,44 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
           return csv(struct, text, where);
         }
         Object json = Json.parse(text);
+        if (settings.format() == ValueFormat.DEBEZIUM) {
+          DebeziumEvents.Change change = DebeziumEvents.change(json, () -> jsonKey(record));
+          Record row = fields(struct, change.row(), where);
+          return change.kind() == DebeziumEvents.Kind.DELETE ? new DebeziumEvents.Deleted(row) : row;
+        }
         if (!(json instanceof Map<?, ?> object)) {
           throw BadRecordException.record(where, 0, false, null, "expected a JSON object, got " + Json.kind(json),
               text);
         }
         @SuppressWarnings("unchecked")
         Map<String, Object> fields = (Map<String, Object>) object;
-        for (String name : fields.keySet()) {
-          if (!ignoreUnknownColumns && struct.field(name) == null) {
-            throw new ColumnNotInSchemaException(name, where);
-          }
-        }
-        return Values.record(struct, fields, null);
+        return fields(struct, fields, where);
       } catch (Json.SyntaxException e) {
         throw BadRecordException.record(where, 0, false, null, e.getMessage(), text);
       } catch (Values.ValueException e) {
         throw BadRecordException.record(where, 0, false, e.field(), e.getMessage(), text);
+      }
+    }
+
+    private Record fields(Types.StructType struct, Map<String, Object> fields, String where)
+        throws Values.ValueException {
+      for (String name : fields.keySet()) {
+        if (!ignoreUnknownColumns && struct.field(name) == null) {
+          throw new ColumnNotInSchemaException(name, where);
+        }
+      }
+      return Values.record(struct, fields, null);
+    }
+
+    /** The message key as JSON, or null if it has none or it is not JSON. */
+    private Object jsonKey(ConsumerRecord<byte[], byte[]> record) {
+      if (record.key() == null) {
+        return null;
+      }
+      try {
+        return Json.parse(new String(record.key(), StandardCharsets.UTF_8));
+      } catch (Json.SyntaxException e) {
+        return null;
       }
     }
 

@@ -1,0 +1,156 @@
+package dev.lakecommit.ingest.source;
+
+import dev.lakecommit.core.Deletion;
+import java.util.Map;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Debezium change events in JSON ({@code --format debezium}): the envelope {@code {"before", "after", "op",
+ * "source", ...}}, bare or inside {@code {"schema", "payload"}} (the JSON converter with schemas enabled). Creates
+ * ({@code c}), snapshot reads ({@code r}) and updates ({@code u}) are the row of {@code after}, written as an upsert
+ * of its key; deletes ({@code d}) are a {@link Deleted} row of {@code before}, or of the message key when
+ * {@code before} is absent. Tombstones (no value: what Debezium sends after a delete for log compaction) carry no
+ * change. Truncates ({@code t}) and logical decoding messages ({@code m}) are not row changes: they are bad records,
+ * which stop the job unless a bad-record sink takes them.
+ */
+final class DebeziumEvents {
+  private DebeziumEvents() {}
+
+  /** What an event asks of the table. */
+  enum Kind {
+    UPSERT, DELETE
+  }
+
+  /** An event's change: the row's fields (the key's at least, for a delete). */
+  record Change(Kind kind, Map<String, Object> row) {}
+
+  /**
+   * The change an event's value asks for.
+   *
+   * @param value the message value parsed as JSON
+   * @param key the message key parsed as JSON, or null (no key, or not JSON); asked for only by a delete without
+   *     {@code before}
+   * @throws Values.ValueException naming the field ({@code op}, {@code after}, ...) if the value is not a row change
+   *     of Debezium's envelope
+   */
+  static Change change(Object value, java.util.function.Supplier<Object> key) throws Values.ValueException {
+    Map<String, Object> envelope = payload(value, "value");
+    Object op = envelope.get("op");
+    if (!(op instanceof String kind)) {
+      throw new Values.ValueException("op", "not a Debezium change event: no 'op' field"
+          + (envelope.containsKey("op") ? " of type string" : "") + " (give the JSON of Debezium's envelope, or"
+          + " another --format)");
+    }
+    return switch (kind) {
+      case "c", "r", "u" -> new Change(Kind.UPSERT, row(envelope, "after", kind));
+      case "d" -> envelope.get("before") instanceof Map<?, ?> ? new Change(Kind.DELETE, row(envelope, "before", kind))
+          : new Change(Kind.DELETE, keyRow(key.get()));
+      case "t" -> throw new Values.ValueException("op", "a Debezium truncate event (op 't'): a truncate of the source"
+          + " table is not applied to the lake table; take it with --bad-records, and truncate the table yourself if"
+          + " you mean to");
+      case "m" -> throw new Values.ValueException("op", "a Debezium logical decoding message (op 'm'), not a row"
+          + " change");
+      default -> throw new Values.ValueException("op", "unknown Debezium operation '" + kind + "' (c, r, u or d)");
+    };
+  }
+
+  /** A JSON object's {@code payload} if it is the JSON converter's {@code {"schema", "payload"}}, else itself. */
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> payload(Object json, String what) throws Values.ValueException {
+    if (!(json instanceof Map<?, ?> object)) {
+      throw new Values.ValueException(null, "expected a JSON object as the message " + what + ", got "
+          + Json.kind(json));
+    }
+    if (object.size() == 2 && object.containsKey("schema") && object.containsKey("payload")) {
+      Object payload = object.get("payload");
+      if (!(payload instanceof Map<?, ?>)) {
+        throw new Values.ValueException("payload", "expected a JSON object as the message " + what + "'s payload, "
+            + "got " + Json.kind(payload));
+      }
+      return (Map<String, Object>) payload;
+    }
+    return (Map<String, Object>) object;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> row(Map<String, Object> envelope, String field, String op)
+      throws Values.ValueException {
+    Object row = envelope.get(field);
+    if (!(row instanceof Map<?, ?>)) {
+      throw new Values.ValueException(field, "a Debezium event with op '" + op + "' needs a JSON object in '"
+          + field + "', got " + Json.kind(row));
+    }
+    return (Map<String, Object>) row;
+  }
+
+  private static Map<String, Object> keyRow(Object key) throws Values.ValueException {
+    if (key == null) {
+      throw new Values.ValueException("before", "a Debezium delete event with no 'before' row and no JSON key: "
+          + "the deleted row's key is unknown");
+    }
+    return payload(key, "key");
+  }
+
+  /**
+   * A delete of the row with this record's key: a {@link Record} (the key routes it to its writer like a row) that
+   * the job hands to the writer's delete.
+   */
+  static final class Deleted implements Record, Deletion {
+    private final Record row;
+
+    Deleted(Record row) {
+      this.row = row;
+    }
+
+    @Override
+    public Types.StructType struct() {
+      return row.struct();
+    }
+
+    @Override
+    public Object getField(String name) {
+      return row.getField(name);
+    }
+
+    @Override
+    public void setField(String name, Object value) {
+      row.setField(name, value);
+    }
+
+    @Override
+    public Object get(int pos) {
+      return row.get(pos);
+    }
+
+    @Override
+    public Record copy() {
+      return new Deleted(row.copy());
+    }
+
+    @Override
+    public Record copy(Map<String, Object> overwriteValues) {
+      return new Deleted(row.copy(overwriteValues));
+    }
+
+    @Override
+    public int size() {
+      return row.size();
+    }
+
+    @Override
+    public <T> T get(int pos, Class<T> javaClass) {
+      return row.get(pos, javaClass);
+    }
+
+    @Override
+    public <T> void set(int pos, T value) {
+      row.set(pos, value);
+    }
+
+    @Override
+    public String toString() {
+      return "delete of " + row;
+    }
+  }
+}
