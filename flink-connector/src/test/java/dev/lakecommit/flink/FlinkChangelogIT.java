@@ -326,4 +326,120 @@ class FlinkChangelogIT {
             + " db.counts in mode APPEND only adds rows.*")
         .hasMessageContaining("mode UPSERT");
   }
+
+  /** The Debezium test's rows: a source table's columns, its key {@code id}. */
+  static final RowType CUSTOMER = RowType.of(
+      new LogicalType[] {new BigIntType(false), new VarCharType(VarCharType.MAX_LENGTH),
+          new org.apache.flink.table.types.logical.IntType()},
+      new String[] {"id", "name", "qty"});
+
+  /** Debezium change events of a source table (bare envelopes, full {@code before}) and the table they leave. */
+  record DebeziumStream(List<String> events, Map<Long, String> model) {
+    static DebeziumStream generate(long seed, int count) {
+      java.util.Random random = new java.util.Random(seed);
+      Map<Long, Map<String, Object>> rows = new java.util.TreeMap<>();
+      List<String> events = new java.util.ArrayList<>();
+      com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+      try {
+        for (int i = 0; i < count; i++) {
+          long id = i < 30 ? i : random.nextInt(50);
+          Map<String, Object> old = rows.get(id);
+          Map<String, Object> event = new java.util.LinkedHashMap<>();
+          if (old != null && random.nextInt(10) < 3) {
+            event.put("before", old);
+            event.put("after", null);
+            event.put("op", "d");
+            rows.remove(id);
+          } else {
+            Map<String, Object> after = new java.util.LinkedHashMap<>();
+            after.put("id", id);
+            after.put("name", "name-" + id + "-" + i);
+            after.put("qty", random.nextInt(4) == 0 ? null : random.nextInt(1000));
+            event.put("before", old);
+            event.put("after", after);
+            event.put("op", i < 30 ? "r" : old == null ? "c" : "u");
+            rows.put(id, after);
+          }
+          event.put("source", Map.of("connector", "postgresql", "table", "customers"));
+          event.put("ts_ms", 1_700_000_000_000L + i);
+          events.add(json.writeValueAsString(event));
+        }
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException(e);
+      }
+      Map<Long, String> model = new java.util.TreeMap<>();
+      rows.forEach((id, row) -> model.put(id, row.get("name") + "|" + row.get("qty")));
+      return new DebeziumStream(List.copyOf(events), model);
+    }
+  }
+
+  /**
+   * Debezium change events read with Flink's own {@code debezium-json} format (snapshot reads, creates, updates
+   * with their before rows, deletes) become a changelog of +I, -U/+U and -D rows, and the sink in mode UPSERT keyed
+   * by the source table's key leaves the table equal to the source table, over several checkpoint commits.
+   */
+  @Test
+  void debeziumEventsReadWithFlinksFormatLeaveTheTableEqualToTheSourceTable() throws Exception {
+    DebeziumStream stream = DebeziumStream.generate(7, 400);
+    List<String> events = stream.events();
+    String warehouse = dir.resolve("debezium").toString();
+    StreamExecutionEnvironment env = TestJobs.environment(2, 0);
+    env.fromSource(new DataGeneratorSource<>(i -> events.get((int) (long) i), events.size(),
+            RateLimiterStrategy.perSecond(150), Types.STRING), WatermarkStrategy.noWatermarks(), "debezium-events")
+        .setParallelism(1)
+        .flatMap(new DebeziumRows()).setParallelism(1)
+        .returns(InternalTypeInfo.of(CUSTOMER))
+        .sinkTo(LakecommitFlinkSink.forRowData(CUSTOMER)
+            .iceberg(() -> IcebergSinkConfig.builder()
+                .catalogProperties(Map.of("type", "hadoop", "warehouse", warehouse))
+                .table("db.customers")
+                .createTable(new Schema(
+                    org.apache.iceberg.types.Types.NestedField.required(1, "id",
+                        org.apache.iceberg.types.Types.LongType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(2, "name",
+                        org.apache.iceberg.types.Types.StringType.get()),
+                    org.apache.iceberg.types.Types.NestedField.optional(3, "qty",
+                        org.apache.iceberg.types.Types.IntegerType.get())), List.of())
+                .tableProperties(Map.of("format-version", "2"))
+                .mode(CommitMode.UPSERT)
+                .upsertKey(List.of("id"))
+                .build())
+            .jobName("customers")
+            .build())
+        .uid("lakecommit-sink").setParallelism(2);
+    env.execute("debezium");
+
+    org.apache.iceberg.Table written = IcebergFlinkSinkIT.load(warehouse, "db.customers");
+    Map<Long, String> rows = new java.util.TreeMap<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(written).build()) {
+      for (Record record : records) {
+        assertThat(rows.put((Long) record.getField("id"), record.getField("name") + "|" + record.getField("qty")))
+            .as("one row per key").isNull();
+      }
+    }
+    assertThat(rows).isEqualTo(stream.model());
+    long commits = 0;
+    for (Snapshot snapshot : written.snapshots()) {
+      commits += snapshot.summary().containsKey(CommitId.CHECKPOINT_ID_KEY) ? 1 : 0;
+    }
+    assertThat(commits).as("the events span several checkpoint commits").isGreaterThanOrEqualTo(2);
+  }
+
+  /** Flink's {@code debezium-json} deserializer: one event to its changelog rows. */
+  static final class DebeziumRows extends org.apache.flink.api.common.functions.RichFlatMapFunction<String, RowData> {
+    private transient org.apache.flink.formats.json.debezium.DebeziumJsonDeserializationSchema format;
+
+    @Override
+    public void open(OpenContext context) throws Exception {
+      format = new org.apache.flink.formats.json.debezium.DebeziumJsonDeserializationSchema(
+          org.apache.flink.table.types.utils.TypeConversions.fromLogicalToDataType(CUSTOMER), List.of(),
+          InternalTypeInfo.of(CUSTOMER), false, false, org.apache.flink.formats.common.TimestampFormat.ISO_8601);
+      format.open(null);
+    }
+
+    @Override
+    public void flatMap(String event, Collector<RowData> out) throws Exception {
+      format.deserialize(event.getBytes(java.nio.charset.StandardCharsets.UTF_8), out);
+    }
+  }
 }
