@@ -468,43 +468,9 @@ class KafkaIngestIT {
     assertThat(again.out()).contains("Nothing new to commit");
   }
 
-  /** One Debezium change event (with {@code schemas} the JSON converter's schema and payload) for the test's model. */
-  private static String debeziumEvent(String op, Map<String, Object> before, Map<String, Object> after,
-      boolean schemas) throws Exception {
-    Map<String, Object> payload = new java.util.LinkedHashMap<>();
-    payload.put("before", before);
-    payload.put("after", after);
-    payload.put("source", Map.of("connector", "postgresql", "db", "shop", "table", "customers", "lsn", 1234));
-    payload.put("op", op);
-    payload.put("ts_ms", 1_700_000_000_000L);
-    Object value = schemas ? Map.of("schema", Map.of("type", "struct", "name", "shop.customers.Envelope"),
-        "payload", payload) : payload;
-    return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(value);
-  }
-
-  private static Map<String, Object> customer(long id, String name, Integer qty) {
-    Map<String, Object> row = new java.util.LinkedHashMap<>();
-    row.put("id", id);
-    row.put("name", name);
-    row.put("qty", qty);
-    return row;
-  }
-
   /** The table's rows as {@code id -> "name|qty"}. */
   private Map<Long, String> customers() throws Exception {
-    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
-        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh/catalog.db").toAbsolutePath(), "warehouse",
-        dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"), new org.apache.hadoop.conf.Configuration())
-        .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("shop", "customers"));
-    Map<Long, String> rows = new java.util.TreeMap<>();
-    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> read =
-        org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
-      for (org.apache.iceberg.data.Record row : read) {
-        assertThat(rows.put((Long) row.getField("id"), row.getField("name") + "|" + row.getField("qty")))
-            .as("one row per key").isNull();
-      }
-    }
-    return rows;
+    return DebeziumTopic.tableRows(dir.resolve("wh"));
   }
 
   /**
@@ -518,58 +484,32 @@ class KafkaIngestIT {
   @Test
   void debeziumChangeEventsKeepTheTableEqualToTheSourceTable() throws Exception {
     broker.createTopic("dbz-customers", 2);
-    java.util.Random random = new java.util.Random(42);
-    Map<Long, String> model = new java.util.TreeMap<>();
-    Map<Long, Map<String, Object>> rows = new java.util.HashMap<>();
+    DebeziumTopic source = new DebeziumTopic("dbz-customers", 2, 100, 42);
     java.util.Properties properties = new java.util.Properties();
     properties.put("bootstrap.servers", broker.bootstrapServers());
     List<String> ingest = List.of("ingest", "--input", input("dbz-customers"), "--format", "debezium",
         "--table", "shop.customers", "--warehouse", dir.resolve("wh").toString(), "--schema",
         "id long not null, name string, qty int", "--upsert-key", "id", "--until", "end",
         "--checkpoint-every-records", "40", "--parallelism", "2");
+    Map<Long, String> model;
     try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties,
         new org.apache.kafka.common.serialization.StringSerializer(),
         new org.apache.kafka.common.serialization.StringSerializer())) {
       for (int round = 0; round < 2; round++) {
-        int events = round == 0 ? 300 : 200;
-        for (int i = 0; i < events; i++) {
-          long id = round == 0 && i < 60 ? i : random.nextInt(100);
-          boolean schemas = random.nextBoolean();
-          String key = schemas ? "{\"schema\":{\"type\":\"struct\"},\"payload\":{\"id\":" + id + "}}"
-              : "{\"id\":" + id + "}";
-          int partition = (int) (id % 2); // a key's events in order, whatever the key's envelope
-          Map<String, Object> old = rows.get(id);
-          String value;
-          if (old != null && random.nextInt(10) < 3) {
-            int shape = random.nextInt(3);
-            Map<String, Object> before = shape == 0 ? old : shape == 1 ? customer(id, null, null) : null;
-            value = debeziumEvent("d", before, null, schemas);
-            rows.remove(id);
-            model.remove(id);
-            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("dbz-customers", partition, key,
-                value));
-            value = null; // the tombstone
-          } else {
-            Map<String, Object> after = customer(id, "name-" + id + "-" + i, random.nextInt(5) == 0 ? null
-                : random.nextInt(1000));
-            String op = round == 0 && i < 60 ? "r" : old == null ? "c" : "u";
-            value = debeziumEvent(op, op.equals("u") ? old : null, after, schemas);
-            rows.put(id, after);
-            model.put(id, after.get("name") + "|" + after.get("qty"));
-          }
-          producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("dbz-customers", partition, key,
-              value));
+        if (round == 0) {
+          source.snapshot(producer, 60);
         }
+        source.changes(producer, round == 0 ? 240 : 200);
         producer.flush();
         CliRun run = CliRun.of(ingest.toArray(String[]::new));
         assertThat(run.exitCode()).as("round %s: %s", round, run).isZero();
-        assertThat(customers()).as("round %s", round).isEqualTo(model);
+        assertThat(customers()).as("round %s", round).isEqualTo(source.model());
       }
-
+      model = new java.util.TreeMap<>(source.model());
       producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("dbz-customers", 1, "{\"id\":1}",
-          debeziumEvent("u", rows.get(1L), customer(1, "changed", 1), false)));
+          "{\"before\":null,\"after\":{\"id\":1,\"name\":\"changed\",\"qty\":1},\"op\":\"u\"}"));
       producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("dbz-customers", 0, null,
-          debeziumEvent("t", null, null, false)));
+          "{\"before\":null,\"after\":null,\"op\":\"t\"}"));
       producer.flush();
     }
     CliRun truncate = CliRun.of(ingest.toArray(String[]::new));

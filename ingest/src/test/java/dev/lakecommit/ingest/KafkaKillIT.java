@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -223,5 +224,42 @@ class KafkaKillIT {
     assertThat(report.get("sourceRows").asLong()).isEqualTo(backlog);
     assertThat(report.get("duplicateKeys").asLong()).isZero();
     assertThat(report.get("lostKeys").asLong()).isZero();
+  }
+
+  /**
+   * Debezium change events ({@code --format debezium}: a snapshot, then creates, updates and deletes with tombstones)
+   * applied by key in a bounded run that is SIGKILLed at seeded moments — mostly just after a checkpoint, so in its
+   * commit too — and rerun with the same command until it finishes: the table equals the source table, so every
+   * upsert and delete was applied once (a delete applied again would remove a row written after it; an upsert lost
+   * or doubled would show as a wrong or a second row).
+   */
+  @Test
+  void debeziumChangesUnderSigkillsLeaveTheTableEqualToTheSourceTable() throws Exception {
+    long seed = TestScale.seed();
+    int changes = TestScale.pick(20_000, 300_000);
+    broker = KafkaBroker.inProcess(dir.resolve("kafka"));
+    broker.createTopic("dbz-customers", 3);
+    DebeziumTopic source = new DebeziumTopic("dbz-customers", 3, changes / 10, seed);
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
+        new org.apache.kafka.clients.producer.KafkaProducer<>(properties,
+            new org.apache.kafka.common.serialization.StringSerializer(),
+            new org.apache.kafka.common.serialization.StringSerializer())) {
+      source.snapshot(producer, changes / 10);
+      source.changes(producer, changes);
+    }
+    List<String> args = List.of("ingest", "--input", "kafka://" + broker.bootstrapServers() + "/dbz-customers",
+        "--format", "debezium", "--table", "shop.customers", "--warehouse", dir.resolve("wh").toString(),
+        "--schema", "id long not null, name string, qty int", "--upsert-key", "id", "--job-id", "customers-cdc",
+        "--until", "end", "--checkpoint-every-records", "1000", "--parallelism", "2");
+    KillLoop.Result result = new KillLoop(dir, "KafkaKillIT debezium", seed).run(
+        KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args), TestScale.pick(3, 8), 1500);
+    System.out.printf("KafkaKillIT debezium seed %d: %d runs, %d killed, resumed from checkpoints %s%n", seed,
+        result.runs(), result.killed(), result.resumedFrom());
+    assertThat(result.killed()).as("seed %s: runs killed", seed).isEqualTo(TestScale.pick(3, 8));
+    assertThat(result.resumedFrom()).as("seed %s: runs resumed from checkpoints", seed).isNotEmpty();
+    Map<Long, String> model = source.model();
+    assertThat(DebeziumTopic.tableRows(dir.resolve("wh"))).as("seed %s", seed).isEqualTo(model);
   }
 }
