@@ -176,18 +176,13 @@ class WriterPoolTest {
   /** A change stream's delete: a {@link Deletion} with the key of the row. */
   private record Gone(long key) implements Deletion {}
 
-  /** Writes and deletes of a keyed target, in the order the writer got them. */
-  private static final class Keyed implements SinkWriter<Object, List<String>, Long>, SupportsDeletes<Object> {
+  /** Writes of a target that only adds rows, in the order the writer got them. */
+  private static class Appending implements SinkWriter<Object, List<String>, Long> {
     final List<String> seen = new ArrayList<>();
 
     @Override
     public void write(Object record) {
       seen.add("write " + record);
-    }
-
-    @Override
-    public void delete(Object record) {
-      seen.add("delete " + ((Gone) record).key());
     }
 
     @Override
@@ -207,6 +202,14 @@ class WriterPoolTest {
     public void close() {}
   }
 
+  /** Writes and deletes of a keyed target, in the order the writer got them. */
+  private static final class Keyed extends Appending implements SupportsDeletes<Object> {
+    @Override
+    public void delete(Object record) {
+      seen.add("delete " + ((Gone) record).key());
+    }
+  }
+
   @Test
   void deletionsReachTheWriterAsDeletesInTheirPlaceAndAnAppendOnlyWriterRefusesThem() throws Exception {
     for (int capacity : new int[] {1, 1024}) {
@@ -221,27 +224,7 @@ class WriterPoolTest {
       pool.finish();
     }
 
-    SinkWriter<Object, List<String>, Long> appends = new SinkWriter<>() {
-      @Override
-      public void write(Object record) {}
-
-      @Override
-      public Optional<List<String>> prepareCommit(long checkpointId) {
-        return Optional.empty();
-      }
-
-      @Override
-      public Long snapshotState(long checkpointId) {
-        return checkpointId;
-      }
-
-      @Override
-      public void abortPrepare() {}
-
-      @Override
-      public void close() {}
-    };
-    WriterPool<Object, List<String>, Long> pool = new WriterPool<>("job", List.of(appends), 1);
+    WriterPool<Object, List<String>, Long> pool = new WriterPool<>("job", List.of(new Appending()), 1);
     pool.start();
     pool.send(0, new Gone(7));
     assertThatThrownBy(() -> pool.checkpoint(1)).isInstanceOf(JobFailedException.class)
