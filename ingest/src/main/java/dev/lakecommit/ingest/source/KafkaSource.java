@@ -503,6 +503,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     private final Set<TopicPartition> givenUp = new java.util.HashSet<>();
     /** The fetch responses received when the hold began. */
     private double holdingFrom;
+    /** Polls since the hold began that brought records (of other partitions): the brokers serve records. */
+    private int servedSinceHold;
     /**
      * End offsets (last stable) the brokers gave, since the last poll that brought records, for partitions that had
      * no record left and were at their end as the consumer saw it (Long.MAX_VALUE: the brokers did not say in time).
@@ -734,6 +736,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         bufferedBytes += fetchedBytes;
         if (!records.isEmpty()) {
           checkedEnd.clear();
+          servedSinceHold++;
         }
         readAhead.fetched(records.count(), fetchedBytes);
         if (records.isEmpty()) {
@@ -746,8 +749,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
      * The fetched record with the smallest timestamp of all partitions, so that partitions progress together and a
      * checkpoint cut leaves no older event times behind it (each partition's own order is kept; its timestamps only
      * grow with the offset for producers that stamp records with their event time). While a partition with nothing
-     * fetched is behind its end offset, records are held back for it: for 500 ms and until a fetch that asked for
-     * it was answered (a loaded machine answers late), at most 5 s; a partition whose records did not come in that
+     * fetched is behind its end offset, records are held back for it: for 500 ms, until a fetch that asked for it
+     * was answered (a loaded machine answers late) and until the brokers served records of other partitions (a
+     * broker that shuts down answers with errors first), at most 5 s; a partition whose records did not come in that
      * time is not waited for again until it brings some, so that a slow partition never stops the others. While the
      * brokers do not answer, the records wait for them (no fetch can come; an outage then commits nothing new
      * rather than the other partitions' newer records ahead of the older ones). Never held while the buffer is at
@@ -777,14 +781,17 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         if (holdingSince < 0) {
           holdingSince = now;
           holdingFrom = answered;
+          servedSinceHold = 0;
         }
         // Held until a fetch that asked for the partition was answered: two responses, since the first may answer
         // a fetch sent while the partition still had records. On a loaded machine that takes longer than the
         // minimum, and a record handed out sooner goes ahead of the partition's older ones, maybe into an earlier
         // checkpoint.
+        // And until the brokers served records since the hold began (two polls brought some): a broker that is
+        // shutting down answers fetches quickly, with errors and no records, before it stops answering.
         boolean answeredSince = Double.isNaN(answered) || answered - holdingFrom >= 2;
         long held = now - holdingSince;
-        if (held < MIN_HOLD_NANOS || (!answeredSince && held < MAX_HOLD_NANOS)) {
+        if (held < MIN_HOLD_NANOS || ((!answeredSince || servedSinceHold < 2) && held < MAX_HOLD_NANOS)) {
           return null;
         }
         // the brokers answer, but not with these partitions' records: no more holds for them until they bring some
