@@ -277,12 +277,18 @@ class IcebergFlinkSinkIT {
       throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     TestJobs.Audit audit = null;
-    org.apache.iceberg.exceptions.NotFoundException expired = null;
+    RuntimeException expired = null;
     while (System.nanoTime() < deadline) {
       try {
         audit = tableExists(warehouse, table) ? audit(warehouse, table, expected) : null;
         expired = null;
       } catch (org.apache.iceberg.exceptions.NotFoundException e) {
+        expired = e;
+      } catch (org.apache.iceberg.exceptions.RuntimeIOException e) {
+        // Parquet's vectored read meets the deleted file as NoSuchFileException, which Iceberg wraps so
+        if (!(e.getCause() instanceof java.nio.file.NoSuchFileException)) {
+          throw e;
+        }
         expired = e;
       }
       if (expired == null && audit != null && audit.losses() == 0) {
