@@ -851,19 +851,13 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     private boolean partitionBehind(boolean ask) {
       boolean unsure = false;
       for (TopicPartition partition : next.keySet()) {
-        if (givenUp.contains(partition) || !ranOut(partition)) {
+        if (givenUp.contains(partition)) {
           continue;
         }
-        java.util.OptionalLong lag = consumer.currentLag(partition);
-        if (lag.isPresent() && lag.getAsLong() > 0) {
+        if (behind(partition)) {
           return true;
         }
-        Long checked = checkedEnd.get(partition);
-        if (checked == null) {
-          unsure = true;
-        } else if (checked > consumer.position(partition)) {
-          return true;
-        }
+        unsure |= ranOut(partition) && !checkedEnd.containsKey(partition);
       }
       if (!unsure) {
         return false;
@@ -880,23 +874,23 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         }
       }
       try {
-        if (endsClient == null) {
-          Map<String, String> properties = new HashMap<>(settings.consumerProperties());
-          properties.put(ConsumerConfig.CLIENT_ID_CONFIG, properties.getOrDefault(ConsumerConfig.CLIENT_ID_CONFIG,
-              "lakecommit") + "-ends");
-          endsClient = consumer(settings.input(), properties);
-        }
-        checkedEnd.putAll(endsClient.endOffsets(asked, END_CHECK_TIMEOUT));
+        checkedEnd.putAll(endsClient().endOffsets(asked, END_CHECK_TIMEOUT));
       } catch (org.apache.kafka.common.errors.TimeoutException e) {
         // not known: held for as if behind (asked again after the next poll that brings records)
         asked.forEach(partition -> checkedEnd.put(partition, Long.MAX_VALUE));
       }
-      for (TopicPartition partition : asked) {
-        if (ranOut(partition) && checkedEnd.get(partition) > consumer.position(partition)) {
-          return true;
-        }
+      return asked.stream().anyMatch(this::behind);
+    }
+
+    /** The client for {@link #checkedEnd}, started at its first question. */
+    private KafkaConsumer<byte[], byte[]> endsClient() {
+      if (endsClient == null) {
+        Map<String, String> properties = new HashMap<>(settings.consumerProperties());
+        properties.put(ConsumerConfig.CLIENT_ID_CONFIG, properties.getOrDefault(ConsumerConfig.CLIENT_ID_CONFIG,
+            "lakecommit") + "-ends");
+        endsClient = consumer(settings.input(), properties);
       }
-      return false;
+      return endsClient;
     }
 
     /** A partition that has no fetched record left and is read (not paused at a bounded run's end). */
