@@ -59,6 +59,7 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     }
     List<TableIdentifier> tables = committable.tables().keySet().stream().map(TableNames::decode).toList();
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();
+    Map<TableIdentifier, List<org.apache.iceberg.DeleteFile>> deletes = new LinkedHashMap<>();
     Map<TableIdentifier, SchemaChange> schemaChanges = new LinkedHashMap<>();
     Map<String, org.apache.iceberg.Schema> writtenSchemas = new java.util.HashMap<>();
     try {
@@ -66,20 +67,19 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
         TableIdentifier identifier = TableNames.decode(entry.getKey());
         Table table = sink.catalog().loadTable(identifier);
         List<DataFile> dataFiles = new ArrayList<>();
+        List<org.apache.iceberg.DeleteFile> deleteFiles = new ArrayList<>();
         for (StagingManifest manifest : entry.getValue()) {
           for (StagedFile file : manifest.files()) {
-            PartitionSpec spec = table.specs().get(file.specId());
-            if (spec == null) {
-              throw new IllegalStateException("Table " + identifier + " has no partition spec " + file.specId()
-                  + " that staged file " + file.path() + " was written for");
-            }
-            // partition values as the writer's schema types them (a widened source column: see the one-table sink)
-            dataFiles.add(file.toDataFile(manifest.evolvedSchema().isEmpty() || spec.isUnpartitioned() ? spec
-                : spec.toUnbound().bind(writtenSchemas.computeIfAbsent(manifest.evolvedSchema().get(),
-                    org.apache.iceberg.SchemaParser::fromJson))));
+            dataFiles.add(file.toDataFile(spec(identifier, table, file, manifest, writtenSchemas)));
+          }
+          for (StagedFile file : manifest.deleteFiles()) {
+            deleteFiles.add(file.toDeleteFile(spec(identifier, table, file, manifest, writtenSchemas)));
           }
         }
         files.put(identifier, dataFiles);
+        if (!deleteFiles.isEmpty()) {
+          deletes.put(identifier, deleteFiles);
+        }
         SchemaChange change = SchemaChange.ofManifests(entry.getValue());
         if (!change.isEmpty()) {
           schemaChanges.put(identifier, change);
@@ -91,7 +91,21 @@ final class CutAggregatedCommitter implements SinkAggregatedCommitter<TableManif
     } catch (RuntimeException e) {
       return CommitOutcome.retryable(e);
     }
-    return cut.commit(id, epoch, files, schemaChanges, properties);
+    return cut.commit(id, epoch, files, deletes, schemaChanges, properties);
+  }
+
+  /** The spec a staged file was written for, bound as the writer's schema types its partition values. */
+  private static PartitionSpec spec(TableIdentifier identifier, Table table, StagedFile file,
+      StagingManifest manifest, Map<String, org.apache.iceberg.Schema> writtenSchemas) {
+    PartitionSpec spec = table.specs().get(file.specId());
+    if (spec == null) {
+      throw new IllegalStateException("Table " + identifier + " has no partition spec " + file.specId()
+          + " that staged file " + file.path() + " was written for");
+    }
+    // partition values as the writer's schema types them (a widened source column: see the one-table sink)
+    return manifest.evolvedSchema().isEmpty() || spec.isUnpartitioned() ? spec
+        : spec.toUnbound().bind(writtenSchemas.computeIfAbsent(manifest.evolvedSchema().get(),
+            org.apache.iceberg.SchemaParser::fromJson));
   }
 
   /** The first staged file of the cut that is gone, in any of its tables (a restored cut is checked first). */

@@ -17,9 +17,12 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.HasTableOperations;
+import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
+import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.TableMetadata;
 import org.apache.iceberg.Transaction;
 import org.apache.iceberg.UpdateProperties;
@@ -274,6 +277,17 @@ public final class CutCommitter implements AutoCloseable {
    */
   CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
       Map<TableIdentifier, SchemaChange> schemaChanges, Map<String, String> properties) {
+    return commit(id, epoch, files, Map.of(), schemaChanges, properties);
+  }
+
+  /**
+   * As {@link #commit(CommitId, long, Map, Map, Map)}, each table of {@code deletes} taking its files as one row
+   * delta with those delete files (a table written by key): its new rows and the deletes that replace or remove
+   * older rows of their keys land in the same snapshot.
+   */
+  CommitOutcome commit(CommitId id, long epoch, Map<TableIdentifier, List<DataFile>> files,
+      Map<TableIdentifier, List<DeleteFile>> deletes, Map<TableIdentifier, SchemaChange> schemaChanges,
+      Map<String, String> properties) {
     for (String key : properties.keySet()) {
       if (key.startsWith(CommitId.WATERMARK_KEY_PREFIX) || key.startsWith(RunEpoch.EPOCH_KEY_PREFIX)) {
         throw new IllegalArgumentException("Invalid cut property " + key
@@ -292,12 +306,23 @@ public final class CutCommitter implements AutoCloseable {
       }
       IdempotentOperations.checkEpoch(base, id.jobId(), epoch, table.toString());
       schemaChanges.getOrDefault(table, SchemaChange.NONE).applyTo(transaction, id, table.toString());
-      AppendFiles append = transaction.newFastAppend();
-      dataFiles.forEach(append::appendFile);
-      append.set(CommitId.JOB_ID_KEY, id.jobId().value());
-      append.set(CommitId.CHECKPOINT_ID_KEY, Long.toString(id.checkpointId()));
-      append.set(CUT_TABLES_KEY, Integer.toString(files.size()));
-      append.commit();
+      List<DeleteFile> deleteFiles = deletes.getOrDefault(table, List.of());
+      SnapshotUpdate<?> snapshot;
+      if (deleteFiles.isEmpty()) {
+        AppendFiles append = transaction.newFastAppend();
+        dataFiles.forEach(append::appendFile);
+        snapshot = append;
+      } else {
+        // equality deletes get this snapshot's sequence number and so apply to the table's older rows only
+        RowDelta delta = transaction.newRowDelta();
+        dataFiles.forEach(delta::addRows);
+        deleteFiles.forEach(delta::addDeletes);
+        snapshot = delta;
+      }
+      snapshot.set(CommitId.JOB_ID_KEY, id.jobId().value());
+      snapshot.set(CommitId.CHECKPOINT_ID_KEY, Long.toString(id.checkpointId()));
+      snapshot.set(CUT_TABLES_KEY, Integer.toString(files.size()));
+      snapshot.commit();
       UpdateProperties update = transaction.updateProperties()
           .set(CommitId.watermarkKey(id.jobId()), Long.toString(id.checkpointId()));
       properties.forEach(update::set);

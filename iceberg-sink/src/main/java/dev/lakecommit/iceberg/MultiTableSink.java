@@ -340,6 +340,22 @@ public final class MultiTableSink<IN>
       properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_DELETE_AFTER_COMMIT_ENABLED, "true");
       properties.putIfAbsent(org.apache.iceberg.TableProperties.METADATA_PREVIOUS_VERSIONS_MAX,
           Integer.toString(TableSetup.DEFAULT_PREVIOUS_VERSIONS_MAX));
+      List<String> key = upsertKey(identifier);
+      if (!key.isEmpty()) {
+        // as for one table: delete files need format v2, and the key becomes the table's identifier fields
+        properties.putIfAbsent("format-version", "2");
+        java.util.Set<Integer> ids = new java.util.HashSet<>();
+        for (String column : key) {
+          org.apache.iceberg.types.Types.NestedField field = schema.asStruct().field(column);
+          if (field == null || field.isOptional() || !field.type().isPrimitiveType()) {
+            throw new IllegalArgumentException(String.format("Invalid upsert key %s of table %s: '%s' is not a"
+                + " required primitive top-level column of its schema %s", key, identifier, column,
+                schema.asStruct()));
+          }
+          ids.add(field.fieldId());
+        }
+        schema = new Schema(schema.columns(), ids);
+      }
       org.apache.iceberg.PartitionSpec spec = PartitionSpecs.parse(schema, config.partitionBy.apply(identifier));
       try {
         Table table = catalog.createTable(identifier, schema, spec, properties);
@@ -395,6 +411,88 @@ public final class MultiTableSink<IN>
 
   InputConverter<IN> converter(Schema schema) {
     return config.converters.apply(schema);
+  }
+
+  /** The key columns of a table written by key; empty for a table appended to. */
+  List<String> upsertKey(TableIdentifier identifier) {
+    List<String> key = config.upsertKeys.apply(identifier);
+    return key == null ? List.of() : key;
+  }
+
+  /**
+   * How a writer of this sink writes {@code table} by key ({@code key} its columns): the writer that owns a key is
+   * {@link #writerOf}, as {@link #keyRouter()} routes.
+   */
+  UpsertWriter.Settings upsertSettings(TableIdentifier identifier, List<String> key) {
+    String name = identifier.toString();
+    return new UpsertWriter.Settings(key, null, 0, (row, writers) -> writerOf(name, row, key, writers),
+        "MultiTableSink.keyRouter() (for the standalone runtime: StandaloneJob.builder(..).router(sink.keyRouter()))");
+  }
+
+  /**
+   * Chooses the writer of a record, for the runtime's router: in a table written by key ({@link
+   * Builder#upsertKey}) by the table's name and the key's values, so that every record of a key reaches the same
+   * writer (its upsert writer refuses others); records of tables appended to go round robin. The choice for a key
+   * depends only on the name and the values (integers as longs, text as strings), so it is the same after a restart
+   * and whichever schema converted the record. Thread-safe.
+   */
+  public java.util.function.ToIntBiFunction<IN, Integer> keyRouter() {
+    Map<TableIdentifier, InputConverter<IN>> converters = new ConcurrentHashMap<>();
+    java.util.concurrent.atomic.AtomicLong spread = new java.util.concurrent.atomic.AtomicLong();
+    return (input, writers) -> {
+      TableIdentifier table = route(input);
+      List<String> key = upsertKey(table);
+      if (key.isEmpty()) {
+        return (int) Math.floorMod(spread.getAndIncrement(), (long) writers);
+      }
+      Record row = converters.computeIfAbsent(table, this::routingConverter).convert(input);
+      return writerOf(table.toString(), row, key, writers);
+    };
+  }
+
+  /** Converts records for routing: to the table's schema where it exists, else to the schema it is created with. */
+  private InputConverter<IN> routingConverter(TableIdentifier identifier) {
+    Schema schema;
+    try {
+      Table table = catalog.loadTable(identifier);
+      schema = writeSchema(identifier, table);
+    } catch (NoSuchTableException missing) {
+      schema = config.schemas.apply(identifier);
+      if (schema == null) {
+        throw new IllegalArgumentException("Table " + identifier + " does not exist and the sink has no schema to"
+            + " create it with");
+      }
+    }
+    return config.converters.apply(schema);
+  }
+
+  /** The writer of the key of {@code row} in {@code table}, among {@code writers}. */
+  static int writerOf(String table, Record row, List<String> key, int writers) {
+    int hash = table.hashCode();
+    for (String column : key) {
+      hash = 31 * hash + java.util.Objects.hashCode(comparable(row.getField(column)));
+    }
+    return Math.floorMod(hash, writers);
+  }
+
+  /** A key value as every schema's record of it holds it: integers as long, floats as double, text as string. */
+  private static Object comparable(Object value) {
+    if (value instanceof Integer || value instanceof Long || value instanceof Short || value instanceof Byte) {
+      return ((Number) value).longValue();
+    }
+    if (value instanceof Float || value instanceof Double) {
+      return ((Number) value).doubleValue();
+    }
+    if (value instanceof CharSequence text) {
+      return text.toString();
+    }
+    if (value instanceof java.math.BigDecimal decimal) {
+      return decimal.signum() == 0 ? java.math.BigDecimal.ZERO : decimal.stripTrailingZeros();
+    }
+    if (value instanceof byte[] bytes) {
+      return java.nio.ByteBuffer.wrap(bytes);
+    }
+    return value;
   }
 
   int maxOpenFiles() {
@@ -470,6 +568,7 @@ public final class MultiTableSink<IN>
     private boolean requireAtomicCut;
     private boolean addNewColumns;
     private boolean checkTemplate;
+    private Function<TableIdentifier, List<String>> upsertKeys = table -> List.of();
 
     private Builder(Map<String, String> catalogProperties) {
       this.catalogProperties = Map.copyOf(Objects.requireNonNull(catalogProperties, "catalogProperties"));
@@ -566,6 +665,25 @@ public final class MultiTableSink<IN>
     public Builder<IN> checkTemplate(boolean check) {
       this.checkTemplate = check;
       return this;
+    }
+
+    /**
+     * The key columns of each table written by key (an empty list: the table is appended to): a record replaces
+     * the table's row of its key and a record marked {@link dev.lakecommit.core.Deletion} deletes it, each cut one
+     * row delta per such table (data files with equality and position deletes, format v2), as the one-table sink's
+     * {@link CommitMode#UPSERT}. Records must reach their writer by key: route them with {@link #keyRouter()}. A
+     * table created by the sink gets the key as its identifier fields; key columns are required top-level
+     * primitive columns.
+     */
+    public Builder<IN> upsertKey(Function<TableIdentifier, List<String>> keyOfTable) {
+      this.upsertKeys = Objects.requireNonNull(keyOfTable, "keyOfTable");
+      return this;
+    }
+
+    /** The same key columns for every table ({@link #upsertKey(Function)}). */
+    public Builder<IN> upsertKey(List<String> columns) {
+      List<String> key = List.copyOf(columns);
+      return upsertKey(table -> key);
     }
 
     /** Refuse a catalog that cannot commit several tables at once (no cut records). */

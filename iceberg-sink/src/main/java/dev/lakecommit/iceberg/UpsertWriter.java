@@ -51,6 +51,8 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private final InputConverter<IN> converter;
   private final WriterContext context;
   private final UpsertKey key;
+  private final KeyOwner owner;
+  private final String router;
   private final RecordValidator validator;
   private final RecordValidator keyValidator;
   private final StagingLocations locations;
@@ -62,15 +64,41 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
   private long recordNumber;
   private long deletedKeys;
 
+  /**
+   * What an upsert writer takes of its sink's configuration: the key columns (empty: the table's identifier fields),
+   * the Parquet codec (null: the table's), the target file size (0: the table's), and which writer owns a key (null:
+   * {@link UpsertKey#writerOf}, as {@link IcebergSink#keyRouter()} routes) with the router to name when a record
+   * reached another writer.
+   */
+  record Settings(List<String> keyColumns, String codec, long targetFileSizeBytes, KeyOwner owner, String router) {
+    static Settings of(IcebergSinkConfig config) {
+      return new Settings(config.upsertKey, config.codec, config.targetFileSizeBytes, null,
+          "IcebergSink.keyRouter() (for the standalone runtime: StandaloneJob.builder(..).router(sink.keyRouter()))");
+    }
+  }
+
+  /** Which of {@code writers} writers owns the key of a row of the table schema. */
+  @FunctionalInterface
+  interface KeyOwner {
+    int writerOf(Record row, int writers);
+  }
+
   /** Writes rows of {@code schema}: the table's, or the table's evolved ({@code evolved}) in the commit. */
   UpsertWriter(Table table, org.apache.iceberg.Schema schema, boolean evolved, StagingLayout layout,
       IcebergSinkConfig config, InputConverter<IN> converter, WriterContext context) {
+    this(table, schema, evolved, layout, Settings.of(config), converter, context);
+  }
+
+  UpsertWriter(Table table, org.apache.iceberg.Schema schema, boolean evolved, StagingLayout layout,
+      Settings settings, InputConverter<IN> converter, WriterContext context) {
     this.table = table;
     this.schema = schema;
     this.evolvedSchema = evolved ? Optional.of(org.apache.iceberg.SchemaParser.toJson(schema)) : Optional.empty();
     this.converter = converter;
     this.context = context;
-    this.key = UpsertKey.resolve(table, config.upsertKey);
+    this.key = UpsertKey.resolve(table, settings.keyColumns());
+    this.owner = settings.owner() != null ? settings.owner() : key::writerOf;
+    this.router = settings.router();
     this.validator = new RecordValidator(schema);
     this.keyValidator = new RecordValidator(key.keySchema());
     this.locations = new StagingLocations(layout, context);
@@ -81,12 +109,12 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
         .deleteFileFormat(FileFormat.PARQUET)
         .equalityFieldIds(key.fieldIds())
         .equalityDeleteRowSchema(key.keySchema());
-    if (config.codec != null) {
-      factory.writerProperties(Map.of(org.apache.iceberg.TableProperties.PARQUET_COMPRESSION, config.codec,
-          org.apache.iceberg.TableProperties.DELETE_PARQUET_COMPRESSION, config.codec));
+    if (settings.codec() != null) {
+      factory.writerProperties(Map.of(org.apache.iceberg.TableProperties.PARQUET_COMPRESSION, settings.codec(),
+          org.apache.iceberg.TableProperties.DELETE_PARQUET_COMPRESSION, settings.codec()));
     }
     this.writerFactory = factory.build();
-    this.targetFileSize = config.targetFileSizeBytes > 0 ? config.targetFileSizeBytes
+    this.targetFileSize = settings.targetFileSizeBytes() > 0 ? settings.targetFileSizeBytes()
         : org.apache.iceberg.util.PropertyUtil.propertyAsLong(table.properties(),
             org.apache.iceberg.TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
             org.apache.iceberg.TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT);
@@ -137,13 +165,12 @@ final class UpsertWriter<IN> implements SinkWriter<IN, StagingManifest, StagingW
 
   /** The checkpoint's task writer, once the record's key is known to be this writer's. */
   private UpsertTaskWriter taskWriter(Record record, long position) {
-    int owner = key.writerOf(record, context.numberOfWriters());
-    if (owner != context.writerIndex()) {
+    int writer = owner.writerOf(record, context.numberOfWriters());
+    if (writer != context.writerIndex()) {
       throw new IllegalStateException(String.format(
-          "Record %s with key %s reached upsert writer %s of %s, but its key belongs to writer %s: route records"
-              + " by key with IcebergSink.keyRouter() (for the standalone runtime: StandaloneJob.builder(..)"
-              + ".router(sink.keyRouter()))", position, key.keyOf(record), context.writerIndex(),
-          context.numberOfWriters(), owner));
+          "Record %s with key %s reached upsert writer %s of %s of table %s, but its key belongs to writer %s: route"
+              + " records by key with %s", position, key.keyOf(record), context.writerIndex(),
+          context.numberOfWriters(), table.name(), writer, router));
     }
     if (current == null) {
       current = new UpsertTaskWriter(table.spec(), schema, key, writerFactory,

@@ -139,6 +139,45 @@ class RoutedIngestCliTest {
     assertThat(oneTable.out()).contains(job.group(1));
   }
 
+  /**
+   * {@code --upsert-key} with {@code --route-by}: every table written by the key, each checkpoint one cut of row
+   * deltas; three rounds of the same keys leave each region's table with the newest row of each of its keys once,
+   * and a rerun commits nothing.
+   */
+  @Test
+  void upsertsByKeyLeaveEachRoutedTableWithTheNewestRowOfEachKey() throws Exception {
+    Path input = dir.resolve("changes.jsonl");
+    StringBuilder lines = new StringBuilder();
+    for (int round = 0; round < 3; round++) {
+      for (int id = 0; id < 300; id++) {
+        lines.append("{\"order_id\": ").append(id).append(", \"region\": \"r").append(id % 3)
+            .append("\", \"v\": ").append(round * 1000 + id).append("}\n");
+      }
+    }
+    Files.writeString(input, lines);
+    String[] args = ingest(input, "--schema", "order_id long not null, region string, v long", "--upsert-key",
+        "order_id", "--parallelism", "2", "--job-id", "routed-upserts");
+    CliRun run = CliRun.of(args);
+    assertThat(run.exitCode()).as(run.toString()).isZero();
+    assertThat(run.out()).contains("Committed 900 rows in 2 checkpoint(s) (2 cut(s)");
+    assertThat(CliRun.of(args).out()).contains("Nothing new to commit");
+
+    Catalog catalog = catalog();
+    for (int region = 0; region < 3; region++) {
+      Table table = catalog.loadTable(TableIdentifier.of("demo", "orders_r" + region));
+      assertThat(table.schema().identifierFieldNames()).containsExactly("order_id");
+      Map<Long, Long> rows = new HashMap<>();
+      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+        for (Record record : records) {
+          assertThat(rows.put((Long) record.getField("order_id"), (Long) record.getField("v")))
+              .as("key %s once in %s", record.getField("order_id"), table.name()).isNull();
+        }
+      }
+      assertThat(rows).as(table.name()).hasSize(100);
+      rows.forEach((id, v) -> assertThat(v).as("newest value of key %s", id).isEqualTo(2000 + id));
+    }
+  }
+
   @Test
   void mistakesAreUsageErrorsNamingTheOptionAndARecordWithoutATableStopsTheJobNamingIt() throws Exception {
     CliRun noPlaceholder = CliRun.of("ingest", "--input", CliTest.SAMPLE.toString(), "--table", "demo.orders",
@@ -151,9 +190,13 @@ class RoutedIngestCliTest {
     assertThat(noColumn.exitCode()).isEqualTo(2);
     assertThat(noColumn.err()).contains("--route-by").contains("zone");
 
-    CliRun upsert = CliRun.of(ingest(CliTest.SAMPLE, "--upsert-key", "order_id"));
-    assertThat(upsert.exitCode()).isEqualTo(2);
-    assertThat(upsert.err()).contains("--upsert-key");
+    CliRun optionalKey = CliRun.of(ingest(CliTest.SAMPLE, "--upsert-key", "order_id", "--job-id", "optional-key"));
+    assertThat(optionalKey.exitCode()).as(optionalKey.toString()).isEqualTo(3);
+    assertThat(optionalKey.err()).contains("Invalid upsert key [order_id]").contains("not a required");
+
+    CliRun branch = CliRun.of(ingest(CliTest.SAMPLE, "--branch", "audit"));
+    assertThat(branch.exitCode()).isEqualTo(2);
+    assertThat(branch.err()).contains("--branch");
 
     Path bad = dir.resolve("bad.jsonl");
     Files.writeString(bad, "{\"order_id\": 1, \"region\": \"eu-west\"}\n{\"order_id\": 2, \"region\": \"a b\"}\n");

@@ -17,6 +17,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.function.ToIntBiFunction;
 
 /**
  * Runs a job over the reference sink, "kills" it as a {@link CrashSchedule} says, restarts it from what was
@@ -102,6 +103,16 @@ public final class CrashHarness {
   public static <IN> Outcome run(Path checkpoints, Config config, CrashSchedule schedule,
       Function<CrashSchedule, Sink<IN, ?, ?>> sinkForLife, CheckpointedSource<IN> source,
       Supplier<Collection<Long>> tableKeys) throws IOException {
+    return run(checkpoints, config, schedule, sinkForLife, null, source, tableKeys);
+  }
+
+  /**
+   * As {@link #run(Path, Config, CrashSchedule, Function, CheckpointedSource, Supplier)}, each life's records routed
+   * to its writers by {@code routerForLife} (asked right after the life's sink is made; null: round robin).
+   */
+  public static <IN> Outcome run(Path checkpoints, Config config, CrashSchedule schedule,
+      Function<CrashSchedule, Sink<IN, ?, ?>> sinkForLife, Supplier<ToIntBiFunction<IN, Integer>> routerForLife,
+      CheckpointedSource<IN> source, Supplier<Collection<Long>> tableKeys) throws IOException {
     JobId jobId = JobId.of("crash-job");
     List<JobResult> completed = new ArrayList<>();
     Throwable failure = null;
@@ -109,7 +120,11 @@ public final class CrashHarness {
     while (lives < MAX_LIVES) {
       lives++;
       schedule.newLife();
-      StandaloneJob<IN> job = StandaloneJob.builder(sinkForLife.apply(schedule), source)
+      StandaloneJob.Builder<IN> builder = StandaloneJob.builder(sinkForLife.apply(schedule), source);
+      if (routerForLife != null) {
+        builder.router(routerForLife.get());
+      }
+      StandaloneJob<IN> job = builder
           .jobId(jobId)
           .checkpointStore(new CheckpointStore(new LocalBlobStore(checkpoints)))
           .parallelism(config.parallelism())

@@ -7,6 +7,7 @@ import dev.lakecommit.core.SimpleVersionedSerializer;
 import dev.lakecommit.core.Sink;
 import dev.lakecommit.core.SinkAggregatedCommitter;
 import dev.lakecommit.core.SinkWriter;
+import dev.lakecommit.core.SupportsDeletes;
 import dev.lakecommit.core.SupportsAggregatedCommitter;
 import dev.lakecommit.core.SupportsTarget;
 import dev.lakecommit.core.CommitTarget;
@@ -41,12 +42,37 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
 
   @Override
   public SinkWriter<IN, C, S> createWriter(WriterContext context) throws IOException {
-    return new Writer(delegate.createWriter(context));
+    return wrap(delegate.createWriter(context));
   }
 
   @Override
   public SinkWriter<IN, C, S> restoreWriter(WriterContext context, List<S> states) throws IOException {
-    return new Writer(delegate.restoreWriter(context, states));
+    return wrap(delegate.restoreWriter(context, states));
+  }
+
+  /** A writer that crashes as scheduled, and takes deletes (crashing as at a write) where its delegate does. */
+  @SuppressWarnings("unchecked")
+  private SinkWriter<IN, C, S> wrap(SinkWriter<IN, C, S> writer) {
+    if (!(writer instanceof SupportsDeletes<?> deletes)) {
+      return new Writer(writer);
+    }
+    SupportsDeletes<IN> target = (SupportsDeletes<IN>) deletes;
+    return new DeletingWriter(writer, target);
+  }
+
+  private final class DeletingWriter extends Writer implements SupportsDeletes<IN> {
+    private final SupportsDeletes<IN> deletes;
+
+    DeletingWriter(SinkWriter<IN, C, S> writer, SupportsDeletes<IN> deletes) {
+      super(writer);
+      this.deletes = deletes;
+    }
+
+    @Override
+    public void delete(IN record) throws IOException {
+      crashes.reach(CrashSchedule.WRITE, -1);
+      deletes.delete(record);
+    }
   }
 
   @Override
@@ -84,7 +110,7 @@ public final class CrashingSink<IN, C, S, A, T extends Sink<IN, C, S> & Supports
     };
   }
 
-  private final class Writer extends ForwardingSinkWriter<IN, C, S> {
+  private class Writer extends ForwardingSinkWriter<IN, C, S> {
     Writer(SinkWriter<IN, C, S> writer) {
       super(writer);
     }

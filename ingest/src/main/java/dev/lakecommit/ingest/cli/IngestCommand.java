@@ -220,7 +220,7 @@ public final class IngestCommand implements Callable<Integer> {
       throws Exception {
     JobResult result;
     try (MultiTableSink<Record> sink = routedSink(routes, source.schema(), jobId, out)) {
-      result = run(out, sink, source, jobId, access, null);
+      result = run(out, sink, source, jobId, access, write.routesByKey() ? sink.keyRouter() : null);
     }
     reportRouted(out, jobId, result);
     RuntimeOptions.report(out, result);

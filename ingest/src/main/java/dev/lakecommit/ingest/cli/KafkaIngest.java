@@ -84,8 +84,9 @@ final class KafkaIngest {
       String metricsAt = metrics == null ? null : metrics.address(command.kafka);
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
           command.runtime.paced(counting(source, rowsRead, mirror, runInfo(checkpoints, source, metricsAt))));
-      java.util.function.ToIntBiFunction<Record, Integer> router = routes != null ? null
-          : access.router(sink, settings);
+      java.util.function.ToIntBiFunction<Record, Integer> router = routes == null ? access.router(sink, settings)
+          : settings.write().routesByKey() ? ((dev.lakecommit.iceberg.MultiTableSink<Record>) sink).keyRouter()
+          : null;
       if (router != null) {
         builder.router(router);
       }

@@ -60,7 +60,8 @@ public final class WriteOptions {
 
   @Option(names = "--upsert-key", paramLabel = "COLUMNS", split = ",",
       description = "Iceberg: insert or replace rows by these key columns (required columns; a table the tool creates"
-          + " gets them as identifier fields; format-version 2 or later). Records are routed to writers by key.")
+          + " gets them as identifier fields; format-version 2). Records are routed to writers by key; with"
+          + " --route-by every table is written by it.")
   java.util.List<String> upsertKey;
 
   @Option(names = "--move-threads", paramLabel = "N", description = "Hive: threads moving files at commit.")
@@ -125,17 +126,19 @@ public final class WriteOptions {
   }
 
   /**
-   * The settings of a routed ingest ({@code --route-by}): the table properties of the tables it creates, file
-   * rolling, and the open files and buffer of each writer over all its tables.
+   * The settings of a routed ingest ({@code --route-by}): the table properties of the tables it creates,
+   * file rolling, the open files and buffer of each writer over all its tables, and the upsert key of every table.
    *
-   * @throws IllegalArgumentException naming an option a routed ingest has not: branches, writer manifests, upserts
+   * @throws IllegalArgumentException naming an option a routed ingest has not: branches, writer manifests
    */
   void applyTo(dev.lakecommit.iceberg.MultiTableSink.Builder<?> config, int writers) {
-    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits
-        || upsertKey != null) {
-      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files, "
-          + "--coalesce-pending-commits and --upsert-key are for one table; with --route-by each checkpoint appends "
-          + "its files to every table it wrote");
+    if (branch != null || noWriterManifests || writerManifestMinFiles != null || coalescePendingCommits) {
+      throw new IllegalArgumentException("Options --branch, --no-writer-manifests, --writer-manifest-min-files and "
+          + "--coalesce-pending-commits are for one table; with --route-by each checkpoint commits its files to "
+          + "every table it wrote as one cut");
+    }
+    if (upsertKey != null) {
+      config.upsertKey(upsertKey.stream().map(String::trim).toList());
     }
     if (!tableProperties.isEmpty()) {
       config.tableProperties(tableProperties);

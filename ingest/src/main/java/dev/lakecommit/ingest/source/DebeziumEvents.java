@@ -1,15 +1,12 @@
 package dev.lakecommit.ingest.source;
 
-import dev.lakecommit.core.Deletion;
 import java.util.Map;
-import org.apache.iceberg.data.Record;
-import org.apache.iceberg.types.Types;
 
 /**
  * Debezium change events in JSON ({@code --format debezium}): the envelope {@code {"before", "after", "op",
  * "source", ...}}, bare or inside {@code {"schema", "payload"}} (the JSON converter with schemas enabled). Creates
  * ({@code c}), snapshot reads ({@code r}) and updates ({@code u}) are the row of {@code after}, written as an upsert
- * of its key; deletes ({@code d}) are a {@link Deleted} row of {@code before}, or of the message key when
+ * of its key; deletes ({@code d}) are a {@link dev.lakecommit.iceberg.DeletedRecord} of the row of {@code before}, or of the message key when
  * {@code before} is absent. Tombstones (no value: what Debezium sends after a delete for log compaction) carry no
  * change. Truncates ({@code t}) and logical decoding messages ({@code m}) are not row changes: they are bad records,
  * which stop the job unless a bad-record sink takes them.
@@ -90,67 +87,5 @@ final class DebeziumEvents {
           + "the deleted row's key is unknown");
     }
     return payload(key, "key");
-  }
-
-  /**
-   * A delete of the row with this record's key: a {@link Record} (the key routes it to its writer like a row) that
-   * the job hands to the writer's delete.
-   */
-  static final class Deleted implements Record, Deletion {
-    private final Record row;
-
-    Deleted(Record row) {
-      this.row = row;
-    }
-
-    @Override
-    public Types.StructType struct() {
-      return row.struct();
-    }
-
-    @Override
-    public Object getField(String name) {
-      return row.getField(name);
-    }
-
-    @Override
-    public void setField(String name, Object value) {
-      row.setField(name, value);
-    }
-
-    @Override
-    public Object get(int pos) {
-      return row.get(pos);
-    }
-
-    @Override
-    public Record copy() {
-      return new Deleted(row.copy());
-    }
-
-    @Override
-    public Record copy(Map<String, Object> overwriteValues) {
-      return new Deleted(row.copy(overwriteValues));
-    }
-
-    @Override
-    public int size() {
-      return row.size();
-    }
-
-    @Override
-    public <T> T get(int pos, Class<T> javaClass) {
-      return row.get(pos, javaClass);
-    }
-
-    @Override
-    public <T> void set(int pos, T value) {
-      row.set(pos, value);
-    }
-
-    @Override
-    public String toString() {
-      return "delete of " + row;
-    }
   }
 }

@@ -1041,7 +1041,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         if (settings.format() == ValueFormat.DEBEZIUM) {
           DebeziumEvents.Change change = DebeziumEvents.change(json, () -> jsonKey(record));
           Record row = fields(struct, change.row(), where);
-          return change.kind() == DebeziumEvents.Kind.DELETE ? new DebeziumEvents.Deleted(row) : row;
+          return change.kind() == DebeziumEvents.Kind.DELETE ? new dev.lakecommit.iceberg.DeletedRecord(row) : row;
         }
         if (!(json instanceof Map<?, ?> object)) {
           throw BadRecordException.record(where, 0, false, null, "expected a JSON object, got " + Json.kind(json),
