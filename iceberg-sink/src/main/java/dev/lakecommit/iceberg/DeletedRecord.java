@@ -19,6 +19,11 @@ public final class DeletedRecord implements Record, Deletion {
     this.row = row;
   }
 
+  /** The record whose key is deleted. */
+  public Record row() {
+    return row;
+  }
+
   @Override
   public Types.StructType struct() {
     return row.struct();

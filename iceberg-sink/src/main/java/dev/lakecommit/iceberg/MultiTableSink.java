@@ -141,6 +141,20 @@ public final class MultiTableSink<IN>
         .converter(tableSchema -> RecordProjection.of(recordSchema, tableSchema));
   }
 
+  /**
+   * A sink of Iceberg generic records of several schemas (the rows of a change stream's source tables): each
+   * record's columns are taken by name into its table's schema. A table is created from {@link Builder#schemas}; one
+   * that exists is checked against it as with {@link #forRecords(Map, Schema)}.
+   */
+  public static Builder<Record> forRecordsByName(Map<String, String> catalogProperties) {
+    return new Builder<Record>(catalogProperties).checkTemplate(true).converter(tableSchema -> {
+      Map<org.apache.iceberg.types.Types.StructType, InputConverter<Record>> byStruct =
+          java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+      return record -> byStruct.computeIfAbsent(record.struct(),
+          struct -> RecordProjection.of(new Schema(struct.fields()), tableSchema)).convert(record);
+    });
+  }
+
   /** A sink of any input, converted to each table's schema by a function of that schema. */
   public static <IN> Builder<IN> forInput(Map<String, String> catalogProperties,
       Function<Schema, InputConverter<IN>> converterForTableSchema) {

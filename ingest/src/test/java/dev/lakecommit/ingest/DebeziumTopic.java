@@ -24,14 +24,25 @@ final class DebeziumTopic {
   private final int partitions;
   private final int keys;
   private final Random random;
+  private final String table;
+  private final String keyColumn;
   private final Map<Long, Map<String, Object>> rows = new HashMap<>();
   private long produced;
+  /** A column the source table gained (an ALTER TABLE ... ADD COLUMN), or null. */
+  private String added;
 
   DebeziumTopic(String topic, int partitions, int keys, long seed) {
+    this(topic, partitions, keys, seed, "customers", "id");
+  }
+
+  /** The events of source table {@code table}, keyed by {@code keyColumn}, into {@code topic}. */
+  DebeziumTopic(String topic, int partitions, int keys, long seed, String table, String keyColumn) {
     this.topic = topic;
     this.partitions = partitions;
     this.keys = keys;
     this.random = new Random(seed);
+    this.table = table;
+    this.keyColumn = keyColumn;
   }
 
   /** The snapshot: a read ({@code op r}) of each of the first {@code count} keys. */
@@ -62,24 +73,33 @@ final class DebeziumTopic {
     }
   }
 
-  /** The source table now: {@code id -> "name|qty"}. */
+  /** The source table gains a text column: the rows of later events have it. */
+  void addColumn(String column) {
+    this.added = column;
+  }
+
+  /** The source table now: {@code id -> "name|qty"}, and {@code "|value"} of an added column where a row has one. */
   Map<Long, String> model() {
     Map<Long, String> model = new TreeMap<>();
-    rows.forEach((id, row) -> model.put(id, row.get("name") + "|" + row.get("qty")));
+    rows.forEach((id, row) -> model.put(id, row.get("name") + "|" + row.get("qty")
+        + (added != null && row.get(added) != null ? "|" + row.get(added) : "")));
     return model;
   }
 
   private Map<String, Object> row(long id) {
     Map<String, Object> row = new LinkedHashMap<>();
-    row.put("id", id);
+    row.put(keyColumn, id);
     row.put("name", "name-" + id + "-" + produced);
     row.put("qty", random.nextInt(5) == 0 ? null : random.nextInt(1000));
+    if (added != null) {
+      row.put(added, added + "-" + id + "-" + produced);
+    }
     return row;
   }
 
-  private static Map<String, Object> keyOnly(long id) {
+  private Map<String, Object> keyOnly(long id) {
     Map<String, Object> row = new LinkedHashMap<>();
-    row.put("id", id);
+    row.put(keyColumn, id);
     row.put("name", null);
     row.put("qty", null);
     return row;
@@ -89,16 +109,16 @@ final class DebeziumTopic {
     Map<String, Object> payload = new LinkedHashMap<>();
     payload.put("before", before);
     payload.put("after", after);
-    payload.put("source", Map.of("connector", "postgresql", "db", "shop", "table", "customers", "lsn", produced));
+    payload.put("source", Map.of("connector", "postgresql", "db", "shop", "table", table, "lsn", produced));
     payload.put("op", op);
     payload.put("ts_ms", 1_700_000_000_000L + produced);
     return JSON.writeValueAsString(random.nextBoolean() ? payload
-        : Map.of("schema", Map.of("type", "struct", "name", "shop.customers.Envelope"), "payload", payload));
+        : Map.of("schema", Map.of("type", "struct", "name", "shop." + table + ".Envelope"), "payload", payload));
   }
 
   private void send(KafkaProducer<String, String> producer, long id, String value) {
-    String key = random.nextBoolean() ? "{\"id\":" + id + "}"
-        : "{\"schema\":{\"type\":\"struct\"},\"payload\":{\"id\":" + id + "}}";
+    String key = random.nextBoolean() ? "{\"" + keyColumn + "\":" + id + "}"
+        : "{\"schema\":{\"type\":\"struct\"},\"payload\":{\"" + keyColumn + "\":" + id + "}}";
     // a key's events in one partition, in order, whatever the key's envelope
     producer.send(new ProducerRecord<>(topic, (int) (id % partitions), key, value));
     produced++;
@@ -106,17 +126,28 @@ final class DebeziumTopic {
 
   /** The rows of table {@code shop.customers} in the tool's default catalog of {@code warehouse}: id to "name|qty". */
   static Map<Long, String> tableRows(java.nio.file.Path warehouse) throws java.io.IOException {
+    return tableRows(warehouse, "shop.customers", "id");
+  }
+
+  /**
+   * The rows of {@code name} in the tool's default catalog of {@code warehouse}: key to "name|qty", and "|value" of a
+   * fourth column where a row has a value in it.
+   */
+  static Map<Long, String> tableRows(java.nio.file.Path warehouse, String name, String keyColumn)
+      throws java.io.IOException {
     org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
         "type", "jdbc", "uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db").toAbsolutePath(), "warehouse",
         warehouse.toUri().toString(), "jdbc.schema-version", "V1"), new org.apache.hadoop.conf.Configuration())
-        .loadTable(org.apache.iceberg.catalog.TableIdentifier.of("shop", "customers"));
+        .loadTable(org.apache.iceberg.catalog.TableIdentifier.parse(name));
     Map<Long, String> rows = new TreeMap<>();
     try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> read =
         org.apache.iceberg.data.IcebergGenerics.read(table).build()) {
       for (org.apache.iceberg.data.Record row : read) {
-        String before = rows.put((Long) row.getField("id"), row.getField("name") + "|" + row.getField("qty"));
+        Object added = table.schema().columns().size() > 3 ? row.get(3, Object.class) : null;
+        String before = rows.put(((Number) row.getField(keyColumn)).longValue(), row.getField("name") + "|"
+            + row.getField("qty") + (added != null ? "|" + added : ""));
         if (before != null) {
-          throw new AssertionError("Two rows of key " + row.getField("id") + " in " + table);
+          throw new AssertionError("Two rows of key " + row.getField(keyColumn) + " in " + table);
         }
       }
     }

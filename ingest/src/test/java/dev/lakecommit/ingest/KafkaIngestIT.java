@@ -539,4 +539,108 @@ class KafkaIngestIT {
     assertThat(keyless.exitCode()).isNotZero();
     assertThat(keyless.err()).contains("--format debezium").contains("--upsert-key");
   }
+
+  /**
+   * Debezium change events of two source tables keyed by different columns, interleaved in one topic, with a table
+   * per source table ({@code --route-by source.table}): each table's columns and key are sampled from its events, and
+   * each table equals its source table after each of two runs (the second resuming at the first's offsets). A column
+   * the source table gains mid-stream stops the job naming it, and a run with {@code --add-new-columns} adds it.
+   * Options that do not fit are usage errors naming them.
+   */
+  @Test
+  void debeziumChangeEventsOfSeveralSourceTablesKeepATablePerSourceTable() throws Exception {
+    broker.createTopic("dbz-shop", 2);
+    DebeziumTopic customers = new DebeziumTopic("dbz-shop", 2, 60, 7, "customers", "id");
+    DebeziumTopic orders = new DebeziumTopic("dbz-shop", 2, 80, 8, "orders", "order_id");
+    Path warehouse = dir.resolve("wh");
+    List<String> ingest = List.of("ingest", "--input", input("dbz-shop"), "--format", "debezium", "--route-by",
+        "source.table", "--table", "shop.${source.table}", "--warehouse", warehouse.toString(), "--until", "end",
+        "--checkpoint-every-records", "50", "--parallelism", "2");
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties,
+        new org.apache.kafka.common.serialization.StringSerializer(),
+        new org.apache.kafka.common.serialization.StringSerializer())) {
+      for (int round = 0; round < 2; round++) {
+        if (round == 0) {
+          customers.snapshot(producer, 30);
+          orders.snapshot(producer, 40);
+        }
+        for (int batch = 0; batch < 30; batch++) {
+          customers.changes(producer, 4);
+          orders.changes(producer, 5);
+        }
+        producer.flush();
+        CliRun run = CliRun.of(ingest.toArray(String[]::new));
+        assertThat(run.exitCode()).as("round %s: %s", round, run).isZero();
+        assertThat(run.out()).contains("Source tables sampled: customers[id], orders[order_id]");
+        assertThat(DebeziumTopic.tableRows(warehouse, "shop.customers", "id")).as("round %s", round)
+            .isEqualTo(customers.model());
+        assertThat(DebeziumTopic.tableRows(warehouse, "shop.orders", "order_id")).as("round %s", round)
+            .isEqualTo(orders.model());
+      }
+
+      // The source table gains a column while a job streams: the job stops naming the source table, the column and
+      // the option. A run without the option samples the events at the job's position, sees the column and stops
+      // naming the table; with --add-new-columns it adds the column in the cut that commits its first rows.
+      List<String> streaming = new ArrayList<>(ingest);
+      streaming.removeAll(List.of("--until", "end"));
+      streaming.addAll(List.of("--checkpoint-interval", "1s"));
+      Path log = dir.resolve("dbz-streaming.log");
+      Process process = new ProcessBuilder(KillLoop.command(List.of("-XX:TieredStopAtLevel=1"), streaming))
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      Map<Long, String> before;
+      try {
+        for (int batch = 0; batch < 10; batch++) {
+          customers.changes(producer, 4);
+          orders.changes(producer, 5);
+        }
+        producer.flush();
+        before = customers.model();
+        // the job has committed every event so far: it streams on, waiting for more
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (!DebeziumTopic.tableRows(warehouse, "shop.customers", "id").equals(before)
+            || !DebeziumTopic.tableRows(warehouse, "shop.orders", "order_id").equals(orders.model())) {
+          assertThat(process.isAlive()).as("the job streams").isTrue();
+          assertThat(System.nanoTime()).as("the job caught up within a minute").isLessThan(deadline);
+          Thread.sleep(200);
+        }
+        customers.addColumn("email");
+        for (int batch = 0; batch < 10; batch++) {
+          customers.changes(producer, 4);
+          orders.changes(producer, 5);
+        }
+        producer.flush();
+        assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("the job stopped").isTrue();
+      } finally {
+        process.destroyForcibly();
+      }
+      String out = Files.readString(log);
+      assertThat(process.exitValue()).as(out).isEqualTo(3);
+      assertThat(out).contains("Column 'email' of source table 'customers'").contains("--add-new-columns");
+      assertThat(DebeziumTopic.tableRows(warehouse, "shop.customers", "id")).isEqualTo(before);
+      CliRun stopped = CliRun.of(ingest.toArray(String[]::new));
+      assertThat(stopped.exitCode()).as("%s", stopped).isEqualTo(2);
+      assertThat(stopped.err()).contains("shop.customers has no column 'email'").contains("--add-new-columns");
+      List<String> adding = new ArrayList<>(ingest);
+      adding.add("--add-new-columns");
+      CliRun added = CliRun.of(adding.toArray(String[]::new));
+      assertThat(added.exitCode()).as("%s", added).isZero();
+      assertThat(DebeziumTopic.tableRows(warehouse, "shop.customers", "id")).isEqualTo(customers.model())
+          .as("rows with the new column").isNotEqualTo(before);
+      assertThat(DebeziumTopic.tableRows(warehouse, "shop.orders", "order_id")).isEqualTo(orders.model());
+    }
+
+    List<String> byTopic = new ArrayList<>(ingest);
+    byTopic.set(byTopic.indexOf("source.table"), "kafka_topic");
+    byTopic.set(byTopic.indexOf("shop.${source.table}"), "shop.${kafka_topic}");
+    CliRun topic = CliRun.of(byTopic.toArray(String[]::new));
+    assertThat(topic.exitCode()).as("%s", topic).isEqualTo(2);
+    assertThat(topic.err()).contains("--route-by kafka_topic").contains("source.table");
+    List<String> withSchema = new ArrayList<>(ingest);
+    withSchema.addAll(List.of("--schema", "id long not null, name string"));
+    CliRun schema = CliRun.of(withSchema.toArray(String[]::new));
+    assertThat(schema.exitCode()).as("%s", schema).isEqualTo(2);
+    assertThat(schema.err()).contains("--schema");
+  }
 }

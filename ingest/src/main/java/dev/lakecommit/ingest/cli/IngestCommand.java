@@ -136,7 +136,8 @@ public final class IngestCommand implements Callable<Integer> {
       description = "Write each record to the table --table names with $${COLUMN} replaced by the record's value "
           + "of the column (e.g. --route-by kind --table 'shop.$${kind}'); each table is created on its first record. "
           + "Every checkpoint is one cut over the tables it wrote: on a JDBC catalog (the embedded default) all of "
-          + "them show it or none does, elsewhere a cut record names each table's snapshot (lakecommit cut).")
+          + "them show it or none does, elsewhere a cut record names each table's snapshot (lakecommit cut). With "
+          + "--format debezium: source.table, a table per source table of the change events.")
   String routeBy;
 
   @Option(names = "--require-atomic-cut",
@@ -229,10 +230,21 @@ public final class IngestCommand implements Callable<Integer> {
 
   /** The sink of a routed ingest of records of {@code schema}; says how its cuts become visible. */
   MultiTableSink<Record> routedSink(RoutedTables routes, Schema schema, JobId jobId, PrintWriter out) {
+    return routedSink(MultiTableSink.forRecords(routedCatalog(), schema).router(routes.router(schema)), jobId, out);
+  }
+
+  /** The catalog of a routed ingest's tables. */
+  java.util.Map<String, String> routedCatalog() {
     table.sinkConfig(); // the embedded warehouse's directory
-    MultiTableSink.Builder<Record> config = MultiTableSink.forRecords(table.catalogProperties(), schema)
-        .catalogName(table.catalogName)
-        .router(routes.router(schema))
+    return table.catalogProperties();
+  }
+
+  /**
+   * A routed ingest's sink, its records and tables configured by the caller, the rest by the command's options;
+   * says how its cuts become visible.
+   */
+  MultiTableSink<Record> routedSink(MultiTableSink.Builder<Record> config, JobId jobId, PrintWriter out) {
+    config.catalogName(table.catalogName)
         .partitionBy(name -> partitionBy)
         .requireAtomicCut(requireAtomicCut)
         .addNewColumns(addNewColumns);

@@ -126,7 +126,7 @@ public final class JobOptions {
   }
 
   /** The source position of a job's newest readable checkpoint, or null if it has none. */
-  private byte[] latestPosition(JobId job, TableOptions options) throws IOException {
+  byte[] latestPosition(JobId job, TableOptions options) throws IOException {
     String location = checkpointLocation(job, options);
     if (!location.contains("://") && !Files.isDirectory(Path.of(location.startsWith("file:")
         ? location.substring(5) : location))) {

@@ -12,9 +12,11 @@ import dev.lakecommit.core.runtime.StandaloneJob;
 import dev.lakecommit.ingest.source.DeadLetterFiles;
 import dev.lakecommit.ingest.source.GroupOffsetsMirror;
 import dev.lakecommit.ingest.source.KafkaSource;
+import dev.lakecommit.ingest.source.SourceTableRow;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.Schema;
@@ -36,6 +38,51 @@ final class KafkaIngest {
     this.command = command;
   }
 
+  /** What {@code --route-by} of Debezium change events routes by: each event's source table. */
+  static final String SOURCE_TABLE = "source.table";
+
+  /**
+   * Debezium change events go to one table by {@code --upsert-key}, or to a table per source table with {@code
+   * --route-by source.table}, each table's columns and key sampled from its events.
+   */
+  private void checkDebezium(RoutedTables routes, TableAccess.IngestSettings settings, KafkaSource.Settings kafka) {
+    if (routes == null) {
+      if (!settings.write().routesByKey()) {
+        throw new IllegalArgumentException("Option --format debezium applies each change event to the row of its"
+            + " key: give --upsert-key with the columns of the messages' key for one Iceberg table, or --route-by "
+            + SOURCE_TABLE + " for a table per source table");
+      }
+      return;
+    }
+    if (!routes.field().equals(SOURCE_TABLE)) {
+      throw new IllegalArgumentException("Invalid option --route-by " + routes.field() + ": with --format debezium,"
+          + " route by " + SOURCE_TABLE + " (a table per source table, e.g. --table 'lake.${" + SOURCE_TABLE + "}')");
+    }
+    if (command.schema != null || !kafka.metadata().isEmpty()) {
+      throw new IllegalArgumentException("Options --schema and --kafka-metadata are for one table; with --format"
+          + " debezium --route-by " + SOURCE_TABLE + " each table's columns are sampled from its change events");
+    }
+  }
+
+  /**
+   * A table per source table of Debezium change events: each created with the columns sampled from its events, the
+   * message key's columns (its primary key) as its upsert key unless {@code --upsert-key} names one for every
+   * table; a source table without a key is appended to.
+   */
+  private dev.lakecommit.iceberg.MultiTableSink<Record> sourceTablesSink(RoutedTables routes,
+      Map<String, KafkaSource.SourceTable> tables, JobId jobId, PrintWriter out) {
+    dev.lakecommit.iceberg.TablePattern pattern = new dev.lakecommit.iceberg.TablePattern(routes.field(),
+        routes.pattern());
+    Map<org.apache.iceberg.catalog.TableIdentifier, KafkaSource.SourceTable> byTable = new java.util.HashMap<>();
+    tables.forEach((name, table) -> byTable.put(pattern.table(name, "source table " + name), table));
+    out.printf("Source tables sampled: %s%n", String.join(", ", tables.keySet().stream().map(name -> name
+        + tables.get(name).key()).toList()));
+    return command.routedSink(dev.lakecommit.iceberg.MultiTableSink.forRecordsByName(command.routedCatalog())
+        .router(record -> pattern.table(SourceTableRow.tableOf(record), record))
+        .schemas(table -> byTable.containsKey(table) ? byTable.get(table).schema() : null)
+        .upsertKey(table -> byTable.containsKey(table) ? byTable.get(table).key() : List.of()), jobId, out);
+  }
+
   int run(PrintWriter out) throws Exception {
     RoutedTables routes = command.routes();
     TableAccess access = routes != null ? new IcebergAccess(command.table) : TableAccess.of(command.table);
@@ -49,15 +96,24 @@ final class KafkaIngest {
           + " input: give a count (a share of an unbounded stream has no end to be checked at)");
     }
     KafkaSource.Settings kafka = command.kafka.settings(command.input, command.format, null);
-    if (kafka.format() == KafkaSource.ValueFormat.DEBEZIUM && (routes != null || !settings.write().routesByKey())) {
-      throw new IllegalArgumentException("Option --format debezium applies each change event to the row of its key:"
-          + " give --upsert-key with the columns of the messages' key, for one Iceberg table"
-          + (routes != null ? " (not with --route-by)" : ""));
+    JobId jobId = command.job.jobId(command.input, command.table.table());
+    Map<String, KafkaSource.SourceTable> sourceTables = null;
+    if (kafka.format() == KafkaSource.ValueFormat.DEBEZIUM) {
+      checkDebezium(routes, settings, kafka);
+      if (routes != null) {
+        sourceTables = KafkaSource.inferSourceTables(kafka.input(), kafka.consumerProperties(),
+            KafkaOptions.SCHEMA_SAMPLE * 10, command.job.latestPosition(jobId, command.table));
+      }
     }
     S3Staging.sweepDeadProcesses();
-    Schema valueSchema = KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka);
+    Schema valueSchema = sourceTables != null ? sourceTables.values().iterator().next().schema()
+        : KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka);
     KafkaSource source = new KafkaSource(kafka.withValueSchema(valueSchema));
-    JobId jobId = command.job.jobId(command.input, command.table.table());
+    if (sourceTables != null) {
+      Map<String, Schema> schemas = new java.util.HashMap<>();
+      sourceTables.forEach((name, table) -> schemas.put(name, table.schema()));
+      source.sourceTables(schemas);
+    }
     if (command.badRecords != null) {
       source.badRecords(new DeadLetterFiles(command.badRecords, jobId.value(),
           (int) (System.currentTimeMillis() / 1000)), command.badRecordLimit().count());
@@ -69,7 +125,8 @@ final class KafkaIngest {
     AtomicLong rowsRead = new AtomicLong();
     // The consumer starts while the table opens and the checkpoint restores: the first read only seeks.
     try (KafkaSource starting = source.startEarly();
-        Sink<Record, ?, ?> sink = routes != null ? command.routedSink(routes, source.schema(), jobId, out)
+        Sink<Record, ?, ?> sink = sourceTables != null ? sourceTablesSink(routes, sourceTables, jobId, out)
+            : routes != null ? command.routedSink(routes, source.schema(), jobId, out)
             : access.openSink(source.schema(), settings);
         StopSignals signals = StopSignals.install(source::requestStop, out);
         Progress progress = new Progress(out, System.console() != null, rowsRead, command.divertedTotal)
@@ -85,8 +142,8 @@ final class KafkaIngest {
       StandaloneJob.Builder<Record> builder = StandaloneJob.builder(sink,
           command.runtime.paced(counting(source, rowsRead, mirror, runInfo(checkpoints, source, metricsAt))));
       java.util.function.ToIntBiFunction<Record, Integer> router = routes == null ? access.router(sink, settings)
-          : settings.write().routesByKey() ? ((dev.lakecommit.iceberg.MultiTableSink<Record>) sink).keyRouter()
-          : null;
+          : settings.write().routesByKey() || sourceTables != null
+              ? ((dev.lakecommit.iceberg.MultiTableSink<Record>) sink).keyRouter() : null;
       if (router != null) {
         builder.router(router);
       }

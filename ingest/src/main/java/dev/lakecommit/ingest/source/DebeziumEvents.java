@@ -19,8 +19,15 @@ final class DebeziumEvents {
     UPSERT, DELETE
   }
 
-  /** An event's change: the row's fields (the key's at least, for a delete). */
-  record Change(Kind kind, Map<String, Object> row) {}
+  /**
+   * An event's change: the row's fields (the key's at least, for a delete), and the source table it names in
+   * {@code source.table} (null if it names none).
+   */
+  record Change(Kind kind, Map<String, Object> row, String table) {
+    Change(Kind kind, Map<String, Object> row) {
+      this(kind, row, null);
+    }
+  }
 
   /**
    * The change an event's value asks for.
@@ -39,10 +46,12 @@ final class DebeziumEvents {
           + (envelope.containsKey("op") ? " of type string" : "") + " (give the JSON of Debezium's envelope, or"
           + " another --format)");
     }
+    String table = envelope.get("source") instanceof Map<?, ?> source && source.get("table") instanceof String name
+        ? name : null;
     return switch (kind) {
-      case "c", "r", "u" -> new Change(Kind.UPSERT, row(envelope, "after", kind));
-      case "d" -> envelope.get("before") instanceof Map<?, ?> ? new Change(Kind.DELETE, row(envelope, "before", kind))
-          : new Change(Kind.DELETE, keyRow(key.get()));
+      case "c", "r", "u" -> new Change(Kind.UPSERT, row(envelope, "after", kind), table);
+      case "d" -> new Change(Kind.DELETE, envelope.get("before") instanceof Map<?, ?> ? row(envelope, "before", kind)
+          : keyRow(key.get()), table);
       case "t" -> throw new Values.ValueException("op", "a Debezium truncate event (op 't'): a truncate of the source"
           + " table is not applied to the lake table; take it with --bad-records, and truncate the table yourself if"
           + " you mean to");
@@ -50,6 +59,18 @@ final class DebeziumEvents {
           + " change");
       default -> throw new Values.ValueException("op", "unknown Debezium operation '" + kind + "' (c, r, u or d)");
     };
+  }
+
+  /** The names of the fields of a message key (bare or in the JSON converter's envelope); empty if it is none. */
+  static java.util.List<String> keyFields(Object key) {
+    if (key == null) {
+      return java.util.List.of();
+    }
+    try {
+      return java.util.List.copyOf(payload(key, "key").keySet());
+    } catch (Values.ValueException notAnObject) {
+      return java.util.List.of();
+    }
   }
 
   /** A JSON object's {@code payload} if it is the JSON converter's {@code {"schema", "payload"}}, else itself. */

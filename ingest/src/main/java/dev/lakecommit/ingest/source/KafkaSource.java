@@ -175,6 +175,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   private BadRecordSink badRecords;
   private long maxBadRecords = Long.MAX_VALUE;
   private boolean ignoreUnknownColumns;
+  /** Debezium events by source table: each table's row schema; null for one table of {@link #schema}. */
+  private Map<String, Schema> sourceTables;
   private final org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro;
   private final dev.lakecommit.staging.AvroInputConverter avroConverter;
   /** The consumer {@link #startEarly} began, for the first {@link #open} to take over; null once taken. */
@@ -212,6 +214,19 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
   public Settings settings() {
     return settings;
+  }
+
+  /**
+   * Reads Debezium change events as rows of their source tables ({@code source.table}), each of the schema given
+   * for it: every record is a {@link SourceTableRow} (a delete a {@link dev.lakecommit.iceberg.DeletedRecord} of
+   * one). An event of a table not given is a bad record naming the table.
+   */
+  public KafkaSource sourceTables(Map<String, Schema> schemas) {
+    if (settings.format() != ValueFormat.DEBEZIUM) {
+      throw new IllegalStateException("Source tables are those of Debezium change events");
+    }
+    this.sourceTables = Map.copyOf(schemas);
+    return this;
   }
 
   /** What the job read that no completed checkpoint holds yet; a listener of the job that runs this source. */
@@ -361,11 +376,118 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   public static Schema inferSchema(KafkaInput input, Map<String, String> consumerProperties, int limit,
       ValueFormat format) throws IOException {
     Inference inference = new Inference();
+    sample(input, consumerProperties, limit, null, record -> {
+      Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
+      if (format == ValueFormat.DEBEZIUM) {
+        DebeziumEvents.Change change = DebeziumEvents.change(json, () -> null);
+        json = change.kind() == DebeziumEvents.Kind.UPSERT ? change.row() : null;
+      }
+      if (json instanceof Map<?, ?> object) {
+        @SuppressWarnings("unchecked")
+        Map<String, Object> fields = (Map<String, Object>) object;
+        inference.addJson(fields);
+        return true;
+      }
+      return false;
+    });
+    if (inference.isEmpty()) {
+      throw new IOException("Cannot infer a schema: " + input + " holds no JSON object to sample; give --schema");
+    }
+    return inference.schema();
+  }
+
+  /**
+   * A source table of Debezium change events: its columns as the sampled rows show them, the columns of its events'
+   * message key (the table's primary key) required.
+   */
+  public record SourceTable(Schema schema, List<String> key) {}
+
+  /**
+   * Samples up to {@code limit} Debezium change events from the start of every partition and infers each source
+   * table's schema ({@code source.table} of the events) from its rows and its key from its events' message keys.
+   *
+   * @throws IOException if the topics hold no change event that names its source table
+   */
+  public static Map<String, SourceTable> inferSourceTables(KafkaInput input, Map<String, String> consumerProperties,
+      int limit, byte[] position) throws IOException {
+    Map<String, Inference> rows = new java.util.TreeMap<>();
+    Map<String, List<String>> keys = new HashMap<>();
+    KafkaPosition at = position == null ? null : KafkaPosition.fromBytes(position);
+    Sampled event = record -> {
+      Object key = record.key() == null ? null : parseOrNull(record.key());
+      DebeziumEvents.Change change = DebeziumEvents.change(Json.parse(new String(record.value(),
+          StandardCharsets.UTF_8)), () -> key);
+      if (change.table() == null) {
+        return false;
+      }
+      List<String> keyFields = DebeziumEvents.keyFields(key);
+      if (!keyFields.isEmpty()) {
+        keys.putIfAbsent(change.table(), keyFields);
+      }
+      Inference table = rows.computeIfAbsent(change.table(), name -> new Inference());
+      if (change.kind() == DebeziumEvents.Kind.UPSERT) {
+        table.addJson(change.row());
+      }
+      return true;
+    };
+    sample(input, consumerProperties, limit, null, event);
+    if (at != null && !at.offsets().isEmpty()) {
+      // where the job goes on: the events it meets next, a source table's new columns among them
+      sample(input, consumerProperties, limit, at.offsets(), event);
+    }
+    Map<String, SourceTable> tables = new java.util.TreeMap<>();
+    rows.forEach((name, inference) -> {
+      if (inference.isEmpty()) {
+        return; // deletes only: no row to learn its columns from
+      }
+      List<String> key = keys.getOrDefault(name, List.of());
+      List<Types.NestedField> columns = new ArrayList<>();
+      for (Types.NestedField column : inference.schema().columns()) {
+        columns.add(key.contains(column.name())
+            ? Types.NestedField.required(column.fieldId(), column.name(), column.type()) : column);
+      }
+      tables.put(name, new SourceTable(new Schema(columns), key));
+    });
+    if (tables.isEmpty()) {
+      throw new IOException("Cannot infer the source tables: " + input + " holds no Debezium change event with a row"
+          + " and a source.table to sample");
+    }
+    return tables;
+  }
+
+  private static Object parseOrNull(byte[] json) {
+    try {
+      return Json.parse(new String(json, StandardCharsets.UTF_8));
+    } catch (Json.SyntaxException e) {
+      return null;
+    }
+  }
+
+  /** What a sample makes of a message with a value; true if it counts towards the limit. */
+  @FunctionalInterface
+  private interface Sampled {
+    boolean take(ConsumerRecord<byte[], byte[]> record) throws Json.SyntaxException, Values.ValueException;
+  }
+
+  /**
+   * Reads up to {@code limit} counted messages (at most 30 s; bad ones skipped) from the start of every partition, or
+   * from {@code from} where it names a partition.
+   */
+  private static void sample(KafkaInput input, Map<String, String> consumerProperties, int limit,
+      Map<TopicPartition, Long> from, Sampled sampled) throws IOException {
     try (KafkaConsumer<byte[], byte[]> consumer = consumer(input, consumerProperties)) {
       List<TopicPartition> partitions = partitions(consumer, input);
       consumer.assign(partitions);
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       consumer.seekToBeginning(partitions);
+      if (from != null) {
+        for (TopicPartition partition : partitions) {
+          Long offset = from.get(partition);
+          if (offset != null) {
+            consumer.seek(partition, Math.min(offset, end.getOrDefault(partition, offset)));
+          }
+        }
+      }
       long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
       int seen = 0;
       while (seen < limit && System.nanoTime() < deadline && !atEnd(consumer, partitions, end)) {
@@ -374,15 +496,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
             continue;
           }
           try {
-            Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
-            if (format == ValueFormat.DEBEZIUM) {
-              DebeziumEvents.Change change = DebeziumEvents.change(json, () -> null);
-              json = change.kind() == DebeziumEvents.Kind.UPSERT ? change.row() : null;
-            }
-            if (json instanceof Map<?, ?> object) {
-              @SuppressWarnings("unchecked")
-              Map<String, Object> fields = (Map<String, Object>) object;
-              inference.addJson(fields);
+            if (sampled.take(record)) {
               seen++;
             }
           } catch (Json.SyntaxException | Values.ValueException e) {
@@ -391,10 +505,6 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         }
       }
     }
-    if (inference.isEmpty()) {
-      throw new IOException("Cannot infer a schema: " + input + " holds no JSON object to sample; give --schema");
-    }
-    return inference.schema();
   }
 
   private static boolean atEnd(KafkaConsumer<byte[], byte[]> consumer, Collection<TopicPartition> partitions,
@@ -1040,7 +1150,24 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         Object json = Json.parse(text);
         if (settings.format() == ValueFormat.DEBEZIUM) {
           DebeziumEvents.Change change = DebeziumEvents.change(json, () -> jsonKey(record));
-          Record row = fields(struct, change.row(), where);
+          Record row;
+          if (sourceTables == null) {
+            row = fields(struct, change.row(), where);
+          } else {
+            Schema table = change.table() == null ? null : sourceTables.get(change.table());
+            if (table == null) {
+              throw BadRecordException.record(where, 0, false, "source", change.table() == null
+                  ? "a Debezium change event without source.table: no table to write it to"
+                  : "a change event of source table '" + change.table() + "', which no event sampled at the start of"
+                      + " the run showed (its columns are unknown): run the job again to sample it, or take the"
+                      + " event with --bad-records", text);
+            }
+            try {
+              row = new SourceTableRow(change.table(), fields(table.asStruct(), change.row(), where));
+            } catch (ColumnNotInSchemaException e) {
+              throw new ColumnNotInSchemaException(e.column, change.table(), where);
+            }
+          }
           return change.kind() == DebeziumEvents.Kind.DELETE ? new dev.lakecommit.iceberg.DeletedRecord(row) : row;
         }
         if (!(json instanceof Map<?, ?> object)) {
@@ -1159,9 +1286,20 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   public static final class ColumnNotInSchemaException extends IllegalStateException {
     private static final long serialVersionUID = 1L;
 
+    private final String column;
+
     ColumnNotInSchemaException(String column, String where) {
       super("Column '" + column + "' in " + where + " is not in the job's schema: it would be dropped. Run again"
           + " with --schema naming it (and --add-new-columns to add it to an existing table).");
+      this.column = column;
+    }
+
+    /** A column of a Debezium source table that its sampled columns lack. */
+    ColumnNotInSchemaException(String column, String sourceTable, String where) {
+      super("Column '" + column + "' of source table '" + sourceTable + "' in " + where + " is not among the columns"
+          + " sampled for it: it would be dropped. Run again with --add-new-columns: the run samples the events at"
+          + " the job's position too, and adds the column to the table in the cut that commits its first rows.");
+      this.column = column;
     }
   }
 
