@@ -30,6 +30,9 @@ final class DebeziumTopic {
   private long produced;
   /** A column the source table gained (an ALTER TABLE ... ADD COLUMN), or null. */
   private String added;
+  /** The source transaction of the events being produced, or null (outside transactions: snapshot reads). */
+  private String transaction;
+  private int inTransaction;
 
   DebeziumTopic(String topic, int partitions, int keys, long seed) {
     this(topic, partitions, keys, seed, "customers", "id");
@@ -54,8 +57,35 @@ final class DebeziumTopic {
     }
   }
 
-  /** {@code count} changes of random keys: a create of a missing key, else an update or (3 in 10) a delete. */
-  void changes(KafkaProducer<String, String> producer, int count) throws Exception {
+  /**
+   * The events produced from now on belong to source transaction {@code id} (null: none), with Debezium's
+   * transaction block; {@link #changes} returns how many of them it produced.
+   */
+  void transaction(String id) {
+    this.transaction = id;
+    this.inTransaction = 0;
+  }
+
+  /**
+   * Debezium's BEGIN or END event of a transaction in its transaction topic ({@code eventCount}: the END's count of
+   * the transaction's change events).
+   */
+  static void marker(KafkaProducer<String, String> producer, String topic, String id, boolean end, int eventCount)
+      throws Exception {
+    Map<String, Object> event = new LinkedHashMap<>();
+    event.put("status", end ? "END" : "BEGIN");
+    event.put("id", id);
+    event.put("event_count", end ? eventCount : null);
+    event.put("ts_ms", 1_700_000_000_000L);
+    producer.send(new ProducerRecord<>(topic, 0, "{\"id\":\"" + id + "\"}", JSON.writeValueAsString(event)));
+  }
+
+  /**
+   * {@code count} changes of random keys: a create of a missing key, else an update or (3 in 10) a delete.
+   *
+   * @return the change events produced (tombstones are none)
+   */
+  int changes(KafkaProducer<String, String> producer, int count) throws Exception {
     for (int i = 0; i < count; i++) {
       long id = random.nextInt(keys);
       Map<String, Object> old = rows.get(id);
@@ -71,6 +101,7 @@ final class DebeziumTopic {
         rows.put(id, after);
       }
     }
+    return count;
   }
 
   /** The source table gains a text column: the rows of later events have it. */
@@ -112,6 +143,11 @@ final class DebeziumTopic {
     payload.put("source", Map.of("connector", "postgresql", "db", "shop", "table", table, "lsn", produced));
     payload.put("op", op);
     payload.put("ts_ms", 1_700_000_000_000L + produced);
+    if (transaction != null) {
+      inTransaction++;
+      payload.put("transaction", Map.of("id", transaction, "total_order", inTransaction, "data_collection_order",
+          inTransaction));
+    }
     return JSON.writeValueAsString(random.nextBoolean() ? payload
         : Map.of("schema", Map.of("type", "struct", "name", "shop." + table + ".Envelope"), "payload", payload));
   }

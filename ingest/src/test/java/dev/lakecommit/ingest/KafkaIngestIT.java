@@ -643,4 +643,99 @@ class KafkaIngestIT {
     assertThat(schema.exitCode()).as("%s", schema).isEqualTo(2);
     assertThat(schema.err()).contains("--schema");
   }
+
+  /**
+   * Debezium change events of source transactions over two tables, with Debezium's transaction topic
+   * ({@code --transaction-topic}), a checkpoint due every 12 records and transactions of 2 to 8 events: every cut of
+   * the job's two tables after the snapshot equals the source tables after some number of whole transactions, and the
+   * last cut equals them after all; a rerun (resuming between two transactions) goes on the same way.
+   */
+  @Test
+  void debeziumTransactionsStayWholeInEveryCut() throws Exception {
+    broker.createTopic("dbz-tx", 2);
+    broker.createTopic("dbz-tx.transaction", 1);
+    DebeziumTopic customers = new DebeziumTopic("dbz-tx", 2, 40, 11, "customers", "id");
+    DebeziumTopic orders = new DebeziumTopic("dbz-tx", 2, 50, 12, "orders", "order_id");
+    Path warehouse = dir.resolve("wh");
+    List<String> ingest = List.of("ingest", "--input", input("dbz-tx,dbz-tx.transaction"), "--format", "debezium",
+        "--transaction-topic", "dbz-tx.transaction", "--route-by", "source.table", "--table", "shop.${source.table}",
+        "--warehouse", warehouse.toString(), "--until", "end", "--checkpoint-every-records", "12", "--parallelism",
+        "2");
+    // the source tables after the snapshot and after each transaction: what a cut may show
+    List<List<Map<Long, String>>> states = new ArrayList<>();
+    java.util.Random random = new java.util.Random(5);
+    java.util.Properties properties = new java.util.Properties();
+    properties.put("bootstrap.servers", broker.bootstrapServers());
+    try (KafkaProducer<String, String> producer = new KafkaProducer<>(properties,
+        new org.apache.kafka.common.serialization.StringSerializer(),
+        new org.apache.kafka.common.serialization.StringSerializer())) {
+      customers.snapshot(producer, 20);
+      orders.snapshot(producer, 25);
+      states.add(List.of(customers.model(), orders.model()));
+      for (int round = 0; round < 2; round++) {
+        for (int t = 0; t < 24; t++) {
+          String id = "tx-" + round + "-" + t;
+          DebeziumTopic.marker(producer, "dbz-tx.transaction", id, false, 0);
+          customers.transaction(id);
+          orders.transaction(id);
+          int events = customers.changes(producer, 1 + random.nextInt(4)) + orders.changes(producer,
+              1 + random.nextInt(4));
+          DebeziumTopic.marker(producer, "dbz-tx.transaction", id, true, events);
+          states.add(List.of(customers.model(), orders.model()));
+        }
+        producer.flush();
+        CliRun run = CliRun.of(ingest.toArray(String[]::new));
+        assertThat(run.exitCode()).as("round %s: %s", round, run).isZero();
+        assertThat(DebeziumTopic.tableRows(warehouse, "shop.customers", "id")).isEqualTo(customers.model());
+        assertThat(DebeziumTopic.tableRows(warehouse, "shop.orders", "order_id")).isEqualTo(orders.model());
+      }
+    }
+    org.apache.iceberg.catalog.Catalog catalog = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit",
+        Map.of("type", "jdbc", "uri", "jdbc:sqlite:" + warehouse.resolve("catalog.db").toAbsolutePath(),
+            "warehouse", warehouse.toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration());
+    org.apache.iceberg.Table customersTable = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.of("shop", "customers"));
+    org.apache.iceberg.Table ordersTable = catalog.loadTable(org.apache.iceberg.catalog.TableIdentifier.of("shop", "orders"));
+    java.util.SortedSet<Long> checkpoints = new java.util.TreeSet<>();
+    for (org.apache.iceberg.Table table : List.of(customersTable, ordersTable)) {
+      table.snapshots().forEach(snapshot -> checkpoints.add(Long.parseLong(
+          snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY))));
+    }
+    int afterTransactions = 0;
+    for (long checkpoint : checkpoints) {
+      List<Map<Long, String>> cut = List.of(rowsAt(customersTable, "id", checkpoint),
+          rowsAt(ordersTable, "order_id", checkpoint));
+      // the snapshot's reads are no transaction: a cut may end inside it
+      boolean inSnapshot = states.get(0).get(0).entrySet().containsAll(cut.get(0).entrySet())
+          && states.get(0).get(1).entrySet().containsAll(cut.get(1).entrySet());
+      if (!inSnapshot || cut.equals(states.get(0))) {
+        assertThat(states).as("cut %s shows the source tables after whole transactions", checkpoint).contains(cut);
+        afterTransactions++;
+      }
+    }
+    assertThat(afterTransactions).as("cuts after whole transactions").isGreaterThan(8);
+  }
+
+  /** A table's rows (key to "name|qty") at its newest snapshot of a checkpoint at or below {@code checkpoint}. */
+  private static Map<Long, String> rowsAt(org.apache.iceberg.Table table, String keyColumn, long checkpoint)
+      throws java.io.IOException {
+    org.apache.iceberg.Snapshot at = null;
+    for (org.apache.iceberg.Snapshot snapshot : table.snapshots()) {
+      long id = Long.parseLong(snapshot.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY));
+      if (id <= checkpoint && (at == null || snapshot.sequenceNumber() > at.sequenceNumber())) {
+        at = snapshot;
+      }
+    }
+    Map<Long, String> rows = new java.util.TreeMap<>();
+    if (at == null) {
+      return rows;
+    }
+    try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> read =
+        org.apache.iceberg.data.IcebergGenerics.read(table).useSnapshot(at.snapshotId()).build()) {
+      for (org.apache.iceberg.data.Record row : read) {
+        rows.put(((Number) row.getField(keyColumn)).longValue(), row.getField("name") + "|" + row.getField("qty"));
+      }
+    }
+    return rows;
+  }
 }

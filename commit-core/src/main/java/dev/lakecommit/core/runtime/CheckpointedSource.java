@@ -49,6 +49,16 @@ public interface CheckpointedSource<T> {
       return true;
     }
 
+    /**
+     * Whether a checkpoint may be taken after the records returned so far: false while they end inside a unit the
+     * source keeps whole in one checkpoint (a source database's transaction), so that the job reads on to the unit's
+     * end first. A source that says false must return the rest of the unit without waiting for more input. True
+     * (the default) everywhere else.
+     */
+    default boolean atBoundary() {
+      return true;
+    }
+
     /** The position just after the last record returned by {@link #next()}: opening there resumes exactly. */
     byte[] position();
 

@@ -43,6 +43,11 @@ public abstract class ForwardingSourceReader<T> implements CheckpointedSource.So
   }
 
   @Override
+  public boolean atBoundary() {
+    return reader.atBoundary();
+  }
+
+  @Override
   public byte[] position() {
     return reader.position();
   }

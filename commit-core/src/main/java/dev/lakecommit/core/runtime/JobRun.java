@@ -145,7 +145,7 @@ final class JobRun<IN, C, S, A> {
           if (!committer.waiting()) {
             watchdog.progressed();
           }
-          if (intervalElapsed(checkpointStart)) {
+          if (intervalElapsed(checkpointStart) && reader.atBoundary()) {
             if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
               persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
               sinceCheckpoint = 0;
@@ -159,7 +159,9 @@ final class JobRun<IN, C, S, A> {
         watchdog.progressed();
         recordsRead++;
         sinceCheckpoint++;
-        if (sinceCheckpoint >= job.checkpointEveryRecords || intervalElapsed(checkpointStart)) {
+        // a checkpoint that is due waits for the end of a unit the source keeps whole (a source transaction)
+        if ((sinceCheckpoint >= job.checkpointEveryRecords || intervalElapsed(checkpointStart))
+            && reader.atBoundary()) {
           persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
           sinceCheckpoint = 0;
           checkpointStart = System.nanoTime();

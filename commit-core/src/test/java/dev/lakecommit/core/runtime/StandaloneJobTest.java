@@ -406,4 +406,50 @@ class StandaloneJobTest {
       return delegate.writerStateSerializer();
     }
   }
+
+  /**
+   * A source that keeps groups of 7 records whole: every checkpoint due by count waits for the end of its group, so
+   * each checkpoint ends at a multiple of 7 (but the last, at the end of the input).
+   */
+  @Test
+  void aCheckpointWaitsForTheEndOfAUnitTheSourceKeepsWhole() throws Exception {
+    List<Long> cuts = new java.util.ArrayList<>();
+    CheckpointedSource<Long> grouped = position -> {
+      CheckpointedSource.SourceReader<Long> reader = new RangeSource(1000).open(position);
+      return new CheckpointedSource.SourceReader<>() {
+        private long read;
+
+        @Override
+        public Long next() throws IOException {
+          Long next = reader.next();
+          read += next == null ? 0 : 1;
+          return next;
+        }
+
+        @Override
+        public boolean atBoundary() {
+          return read % 7 == 0;
+        }
+
+        @Override
+        public byte[] position() {
+          cuts.add(read);
+          return reader.position();
+        }
+
+        @Override
+        public void close() throws IOException {
+          reader.close();
+        }
+      };
+    };
+    JobResult result = StandaloneJob.builder(sink(), grouped).jobId(JOB)
+        .checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+        .parallelism(3).checkpointEveryRecords(100).build().run();
+
+    assertThat(result.checkpoints()).isEqualTo(10);
+    assertThat(cuts).startsWith(105L, 210L, 315L).endsWith(1000L);
+    assertThat(cuts.subList(0, cuts.size() - 1)).allMatch(read -> read % 7 == 0);
+    assertThat(Audit.of(1000, table().read().keys()).exact()).isTrue();
+  }
 }

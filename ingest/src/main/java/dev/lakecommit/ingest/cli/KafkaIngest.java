@@ -109,6 +109,9 @@ final class KafkaIngest {
     Schema valueSchema = sourceTables != null ? sourceTables.values().iterator().next().schema()
         : KafkaOptions.valueSchema(command.schema, kafka.avroSchema(), kafka);
     KafkaSource source = new KafkaSource(kafka.withValueSchema(valueSchema));
+    if (command.kafka.transactionTopic != null) {
+      source.transactionTopic(command.kafka.transactionTopic);
+    }
     if (sourceTables != null) {
       Map<String, Schema> schemas = new java.util.HashMap<>();
       sourceTables.forEach((name, table) -> schemas.put(name, table.schema()));

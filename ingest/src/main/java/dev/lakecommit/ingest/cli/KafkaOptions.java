@@ -49,6 +49,12 @@ public final class KafkaOptions {
           + "single-object encoding. The table's columns follow it unless --schema is given.")
   java.nio.file.Path avroSchema;
 
+  @Option(names = "--transaction-topic", paramLabel = "TOPIC",
+      description = "Kafka with --format debezium: Debezium's transaction metadata topic (provide.transaction."
+          + "metadata=true), read with the change events' topics: every checkpoint, and so every commit or cut, holds"
+          + " whole source transactions.")
+  String transactionTopic;
+
   @Option(names = "--group-id", paramLabel = "GROUP",
       description = "Kafka: after each table commit, write the committed offsets to this consumer group, for tools "
           + "that watch a group's lag. Never read back: the checkpoint and the table say where the job stands.")

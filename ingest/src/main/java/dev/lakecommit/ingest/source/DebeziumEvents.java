@@ -75,7 +75,7 @@ final class DebeziumEvents {
 
   /** A JSON object's {@code payload} if it is the JSON converter's {@code {"schema", "payload"}}, else itself. */
   @SuppressWarnings("unchecked")
-  private static Map<String, Object> payload(Object json, String what) throws Values.ValueException {
+  static Map<String, Object> payload(Object json, String what) throws Values.ValueException {
     if (!(json instanceof Map<?, ?> object)) {
       throw new Values.ValueException(null, "expected a JSON object as the message " + what + ", got "
           + Json.kind(json));

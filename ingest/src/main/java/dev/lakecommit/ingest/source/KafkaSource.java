@@ -175,6 +175,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   private BadRecordSink badRecords;
   private long maxBadRecords = Long.MAX_VALUE;
   private boolean ignoreUnknownColumns;
+  /** Debezium's transaction topic, whose transactions every checkpoint holds whole; null: not kept. */
+  private String transactionTopic;
   /** Debezium events by source table: each table's row schema; null for one table of {@link #schema}. */
   private Map<String, Schema> sourceTables;
   private final org.apache.avro.generic.GenericDatumReader<org.apache.avro.generic.GenericRecord> avro;
@@ -214,6 +216,30 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
   public Settings settings() {
     return settings;
+  }
+
+  /**
+   * Keeps Debezium's source transactions whole: with the transaction metadata of {@code topic} (one of the input's
+   * topics, {@code provide.transaction.metadata=true}), records go out in commit order and a checkpoint is taken
+   * between two transactions only ({@link TransactionOrder}). A run with {@code --until end} ends at the last
+   * transaction whose END the brokers held when it started.
+   */
+  public KafkaSource transactionTopic(String topic) {
+    if (settings.format() != ValueFormat.DEBEZIUM) {
+      throw new IllegalArgumentException("Option --transaction-topic is for --format debezium");
+    }
+    if (settings.input().pattern() == null ? !settings.input().topics().contains(topic)
+        : !settings.input().pattern().matcher(topic).matches()) {
+      throw new IllegalArgumentException("Invalid option --transaction-topic " + topic + ": it is not one of the"
+          + " input's topics (" + settings.input() + "); read it with the change events' topics, e.g. "
+          + "kafka://host:9092/shop.customers,shop.orders," + topic);
+    }
+    if (!settings.startingOffsets().kind().equals("earliest")) {
+      throw new IllegalArgumentException("Option --transaction-topic needs the job to start at the beginning of the"
+          + " topics (--starting-offsets earliest): a transaction's events before the start would never come");
+    }
+    this.transactionTopic = topic;
+    return this;
   }
 
   /**
@@ -641,6 +667,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     private long diverted;
     private long nextDiscovery;
     private boolean ended;
+    /** The order that keeps source transactions whole; null without a transaction topic. */
+    private final TransactionOrder transactions = transactionTopic == null ? null
+        : new TransactionOrder(transactionTopic);
     private final BrokerReachability reachability = new BrokerReachability(settings.input().bootstrapServers(),
         BrokerReachability.quietLimit(settings.consumerProperties()), System.nanoTime());
 
@@ -665,6 +694,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       assign(partitions, restored);
       if (settings.bounded()) {
         end.putAll(consumer.endOffsets(partitions));
+        if (transactions != null) {
+          transactions.bounds(end);
+        }
       }
       nextDiscovery = System.nanoTime() + settings.discoveryInterval().toNanos();
     }
@@ -784,27 +816,35 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         if (Thread.interrupted()) {
           throw new InterruptedException("Interrupted while reading " + settings.input());
         }
-        ConsumerRecord<byte[], byte[]> record = nextInTimestampOrder();
+        ConsumerRecord<byte[], byte[]> record = transactions != null ? transactions.next(queues)
+            : nextInTimestampOrder();
         if (record != null) {
           long bytes = bytes(record);
           buffered--;
           bufferedBytes -= bytes;
           TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-          Long bound = end.get(partition);
+          // keeping transactions whole, a run ends with the transaction topic's bound: the events of its last
+          // transactions may lie beyond the other topics' end offsets
+          Long bound = transactions != null && !transactions.isMarkers(partition) ? null : end.get(partition);
           if (bound != null && record.offset() >= bound) {
             readAhead.taken(bytes, false);
             continue;
           }
-          long after = record.offset() + 1;
-          Long fetched = fetchedTo.get(partition);
-          if (fetched != null && queues.get(partition).isEmpty()) {
-            // the partition's last fetched record: the transaction marker after it goes with it
-            after = Math.max(after, bound == null ? fetched : Math.min(fetched, bound));
-          }
-          next.put(partition, after);
+          advance(partition, record, bound);
           Record parsed = parse(record);
           readAhead.taken(bytes, parsed != null);
           if (parsed != null) {
+            if (transactions != null) {
+              // the transaction's last event: its END goes with it, so the reader stands between two transactions
+              ConsumerRecord<byte[], byte[]> closing = transactions.closing(queues);
+              if (closing != null) {
+                TopicPartition markers = new TopicPartition(closing.topic(), closing.partition());
+                buffered--;
+                bufferedBytes -= bytes(closing);
+                readAhead.taken(bytes(closing), false);
+                advance(markers, closing, end.get(markers));
+              }
+            }
             return parsed;
           }
           continue;
@@ -813,7 +853,7 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         if (drained) {
           advancePastControlRecords();
         }
-        if (stop.get() || (settings.bounded() && drained && reachedEnd())) {
+        if (transactions != null ? transactionsEnded() : stop.get() || (settings.bounded() && drained && reachedEnd())) {
           ended = true;
           return null;
         }
@@ -835,6 +875,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         long fetchedBytes = 0;
         for (TopicPartition partition : records.partitions()) {
           List<ConsumerRecord<byte[], byte[]>> fetched = records.records(partition);
+          if (transactions != null) {
+            noteTransactions(fetched);
+          }
           queues.computeIfAbsent(partition, p -> new java.util.ArrayDeque<>()).addAll(fetched);
           givenUp.remove(partition);
           fetchedTo.put(partition, consumer.position(partition));
@@ -913,6 +956,70 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       }
       holdingSince = -1;
       return first.pollFirst();
+    }
+
+    /** The position after a record handed out (or skipped) of {@code partition}, {@code bound} its end or null. */
+    private void advance(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, Long bound) {
+      long after = record.offset() + 1;
+      Long fetched = fetchedTo.get(partition);
+      if (fetched != null && queues.get(partition).isEmpty()) {
+        // the partition's last fetched record: the transaction marker after it goes with it
+        after = Math.max(after, bound == null ? fetched : Math.min(fetched, bound));
+      }
+      next.put(partition, after);
+    }
+
+    /** The transactions of fetched records; a record of the transaction topic that is no BEGIN or END stops the run. */
+    private void noteTransactions(List<ConsumerRecord<byte[], byte[]>> fetched) throws IOException {
+      for (ConsumerRecord<byte[], byte[]> record : fetched) {
+        try {
+          transactions.fetched(record);
+        } catch (Json.SyntaxException | Values.ValueException e) {
+          throw new IOException("Kafka " + record.topic() + " partition " + record.partition() + " offset "
+              + record.offset() + " of the transaction topic (--transaction-topic) is not a BEGIN or END event of"
+              + " Debezium's transaction metadata: " + e.getMessage());
+        }
+      }
+      if (transactions.heldInTransactions() > 10L * bufferLimit) {
+        throw new IOException("Keeping source transactions whole, the reader holds " + transactions
+            .heldInTransactions() + " change events of transactions whose END or whose other events it has not read"
+            + (transactions.waitingFor() == null ? "" : " (transaction " + transactions.waitingFor() + ")") + ": the"
+            + " input must hold every topic the connector writes change events to, and " + transactions.topic()
+            + " its transaction topic");
+      }
+    }
+
+    /**
+     * Keeping transactions whole, the run ends between two transactions only: when asked to stop, or (bounded) once
+     * every END the transaction topic held at the start went out with its transaction.
+     */
+    private boolean transactionsEnded() {
+      if (!transactions.atBoundary()) {
+        return false;
+      }
+      if (stop.get()) {
+        return true;
+      }
+      if (!settings.bounded()) {
+        return false;
+      }
+      for (Map.Entry<TopicPartition, Long> bound : end.entrySet()) {
+        TopicPartition partition = bound.getKey();
+        if (!transactions.isMarkers(partition)) {
+          continue;
+        }
+        java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
+        boolean empty = queue == null || queue.isEmpty();
+        if (next.get(partition) < bound.getValue() && !(empty && consumer.position(partition) >= bound.getValue())) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    @Override
+    public boolean atBoundary() {
+      return transactions == null || transactions.atBoundary();
     }
 
     private int intSetting(String key, int fallback) {
@@ -1115,6 +1222,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
     }
 
     private Record value(ConsumerRecord<byte[], byte[]> record, String where) {
+      if (transactions != null && record.topic().equals(transactions.topic())) {
+        return null; // a BEGIN or END of a transaction: no row
+      }
       if (record.value() == null && settings.format() == ValueFormat.DEBEZIUM) {
         return null; // a tombstone after a delete: no change
       }
