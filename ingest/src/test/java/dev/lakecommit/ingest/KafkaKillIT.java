@@ -230,11 +230,13 @@ class KafkaKillIT {
   }
 
   /**
-   * Debezium change events ({@code --format debezium}: a snapshot, then creates, updates and deletes with tombstones)
-   * applied by key in a bounded run that is SIGKILLed at seeded moments — mostly just after a checkpoint, so in its
-   * commit too — and rerun with the same command until it finishes: the table equals the source table, so every
-   * upsert and delete was applied once (a delete applied again would remove a row written after it; an upsert lost
-   * or doubled would show as a wrong or a second row).
+   * Debezium change events ({@code --format debezium}: a snapshot, then creates, updates and deletes with tombstones,
+   * in source transactions of 1 to 8 events with Debezium's transaction topic) applied by key in a bounded run that
+   * is SIGKILLed at seeded moments — mostly just after a checkpoint, so in its commit too — and rerun with the same
+   * command until it finishes: the table equals the source table, so every upsert and delete was applied once (a
+   * delete applied again would remove a row written after it; an upsert lost or doubled would show as a wrong or a
+   * second row), and every snapshot of the table after the source's snapshot shows the source table after whole
+   * transactions ({@code --transaction-topic}), also those committed by runs that resumed after a kill.
    */
   @Test
   void debeziumChangesUnderSigkillsLeaveTheTableEqualToTheSourceTable() throws Exception {
@@ -242,7 +244,11 @@ class KafkaKillIT {
     int changes = TestScale.pick(20_000, 300_000);
     broker = KafkaBroker.inProcess(dir.resolve("kafka"));
     broker.createTopic("dbz-customers", 3);
+    broker.createTopic("dbz-customers.transaction", 1);
     DebeziumTopic source = new DebeziumTopic("dbz-customers", 3, changes / 10, seed);
+    // the source table after each transaction, as hashes of its rows
+    java.util.Set<Integer> states = new java.util.HashSet<>();
+    Map<Long, String> snapshot;
     java.util.Properties properties = new java.util.Properties();
     properties.put("bootstrap.servers", broker.bootstrapServers());
     try (org.apache.kafka.clients.producer.KafkaProducer<String, String> producer =
@@ -250,10 +256,22 @@ class KafkaKillIT {
             new org.apache.kafka.common.serialization.StringSerializer(),
             new org.apache.kafka.common.serialization.StringSerializer())) {
       source.snapshot(producer, changes / 10);
-      source.changes(producer, changes);
+      snapshot = source.model();
+      states.add(snapshot.hashCode());
+      java.util.Random sizes = new java.util.Random(seed);
+      for (int produced = 0, t = 0; produced < changes; t++) {
+        String id = "tx-" + t;
+        DebeziumTopic.marker(producer, "dbz-customers.transaction", id, false, 0);
+        source.transaction(id);
+        int events = source.changes(producer, 1 + sizes.nextInt(8));
+        DebeziumTopic.marker(producer, "dbz-customers.transaction", id, true, events);
+        states.add(source.model().hashCode());
+        produced += events;
+      }
     }
-    List<String> args = List.of("ingest", "--input", "kafka://" + broker.bootstrapServers() + "/dbz-customers",
-        "--format", "debezium", "--table", "shop.customers", "--warehouse", dir.resolve("wh").toString(),
+    List<String> args = List.of("ingest", "--input", "kafka://" + broker.bootstrapServers()
+        + "/dbz-customers,dbz-customers.transaction", "--format", "debezium", "--transaction-topic",
+        "dbz-customers.transaction", "--table", "shop.customers", "--warehouse", dir.resolve("wh").toString(),
         "--schema", "id long not null, name string, qty int", "--upsert-key", "id", "--job-id", "customers-cdc",
         "--until", "end", "--checkpoint-every-records", "1000", "--parallelism", "2");
     KillLoop.Result result = new KillLoop(dir, "KafkaKillIT debezium", seed).run(
@@ -264,5 +282,29 @@ class KafkaKillIT {
     assertThat(result.resumedFrom()).as("seed %s: runs resumed from checkpoints", seed).isNotEmpty();
     Map<Long, String> model = source.model();
     assertThat(DebeziumTopic.tableRows(dir.resolve("wh"))).as("seed %s", seed).isEqualTo(model);
+
+    org.apache.iceberg.Table table = org.apache.iceberg.CatalogUtil.buildIcebergCatalog("lakecommit", Map.of(
+        "type", "jdbc", "uri", "jdbc:sqlite:" + dir.resolve("wh").resolve("catalog.db").toAbsolutePath(),
+        "warehouse", dir.resolve("wh").toUri().toString(), "jdbc.schema-version", "V1"),
+        new org.apache.hadoop.conf.Configuration()).loadTable(
+            org.apache.iceberg.catalog.TableIdentifier.of("shop", "customers"));
+    List<org.apache.iceberg.Snapshot> snapshots = new ArrayList<>();
+    table.snapshots().forEach(snapshots::add);
+    int checked = 0;
+    for (org.apache.iceberg.Snapshot at : snapshots) {
+      Map<Long, String> rows = new java.util.TreeMap<>();
+      try (org.apache.iceberg.io.CloseableIterable<org.apache.iceberg.data.Record> read =
+          org.apache.iceberg.data.IcebergGenerics.read(table).useSnapshot(at.snapshotId()).build()) {
+        read.forEach(row -> rows.put((Long) row.getField("id"), row.getField("name") + "|" + row.getField("qty")));
+      }
+      if (!snapshot.entrySet().containsAll(rows.entrySet()) || rows.equals(snapshot)) {
+        // after the source's snapshot (whose reads are no transaction)
+        assertThat(states).as("seed %s: snapshot %s (checkpoint %s) shows whole transactions", seed,
+            at.snapshotId(), at.summary().get(dev.lakecommit.core.CommitId.CHECKPOINT_ID_KEY))
+            .contains(rows.hashCode());
+        checked++;
+      }
+    }
+    assertThat(checked).as("seed %s: snapshots after whole transactions", seed).isGreaterThan(10);
   }
 }

@@ -991,7 +991,8 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
 
     /**
      * Keeping transactions whole, the run ends between two transactions only: when asked to stop, or (bounded) once
-     * every END the transaction topic held at the start went out with its transaction.
+     * every END the transaction topic held at the start went out with its transaction and every other partition is
+     * read to its end or to an event of a later transaction.
      */
     private boolean transactionsEnded() {
       if (!transactions.atBoundary()) {
@@ -1005,14 +1006,16 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       }
       for (Map.Entry<TopicPartition, Long> bound : end.entrySet()) {
         TopicPartition partition = bound.getKey();
-        if (!transactions.isMarkers(partition)) {
-          continue;
-        }
         java.util.ArrayDeque<ConsumerRecord<byte[], byte[]>> queue = queues.get(partition);
         boolean empty = queue == null || queue.isEmpty();
-        if (next.get(partition) < bound.getValue() && !(empty && consumer.position(partition) >= bound.getValue())) {
-          return false;
+        if (next.get(partition) >= bound.getValue() || (empty && consumer.position(partition) >= bound.getValue())) {
+          continue;
         }
+        // the partition's next event belongs to a transaction whose END lies beyond the run's end: the next run's
+        if (!transactions.isMarkers(partition) && !empty && transactions.inTransaction(queue.peekFirst())) {
+          continue;
+        }
+        return false;
       }
       return true;
     }

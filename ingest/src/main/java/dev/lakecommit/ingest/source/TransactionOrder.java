@@ -158,6 +158,11 @@ final class TransactionOrder {
     return null;
   }
 
+  /** Whether a fetched data event belongs to a transaction. */
+  boolean inTransaction(ConsumerRecord<byte[], byte[]> record) {
+    return transactionOf.containsKey(record);
+  }
+
   /** Whether the records handed out end between two transactions: a checkpoint may be taken. */
   boolean atBoundary() {
     return open == null;
