@@ -52,10 +52,10 @@ class MultiTableUpsertTest {
   static final TableIdentifier LINES = TableIdentifier.of("shop", "lines");
   static final TableIdentifier EVENTS = TableIdentifier.of("shop", "events");
   static final List<TableIdentifier> TABLES = List.of(ORDERS, LINES, EVENTS);
-  static final int RECORDS = 360;
-  static final int CHECKPOINT_EVERY = 60;
+  static final int RECORDS = 240;
+  static final int CHECKPOINT_EVERY = 40;
   /** Keys of each keyed table: few enough that most keys are written several times, in several checkpoints. */
-  static final int KEYS = 29;
+  static final int KEYS = 23;
 
   @TempDir Path dir;
   private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -197,20 +197,21 @@ class MultiTableUpsertTest {
     return lists;
   }
 
-  /** Every table equals the model at the end, and at every cut the model after the cut's checkpoint. */
+  /**
+   * Every table equals the model at the end, and at every cut the keyed tables equal the model after the cut's
+   * checkpoint (the appended table's cuts are the multi-table sink's own suite's).
+   */
   private void assertEveryCutAndTheEndEqualTheModel() {
     Catalog reader = fixture.newCatalog();
     Map<TableIdentifier, Map<Long, String>> end = model(RECORDS);
-    for (TableIdentifier table : TABLES) {
-      assertThat(byKey(CutAudit.rows(reader.loadTable(table), null))).as("%s at the end", table)
-          .isEqualTo(asLists(end.get(table)));
-    }
-    CutAudit audit = new CutAudit(reader, TABLES);
+    assertThat(byKey(CutAudit.rows(reader.loadTable(EVENTS), null))).as("%s at the end", EVENTS)
+        .isEqualTo(asLists(end.get(EVENTS)));
+    CutAudit audit = new CutAudit(reader, List.of(ORDERS, LINES));
     assertThat(audit.checkpoints()).hasSize(RECORDS / CHECKPOINT_EVERY);
     for (long checkpoint : audit.checkpoints()) {
       Map<TableIdentifier, Map<Long, String>> expected = model(checkpoint * CHECKPOINT_EVERY);
       Map<TableIdentifier, List<Record>> cut = audit.at(checkpoint);
-      for (TableIdentifier table : TABLES) {
+      for (TableIdentifier table : List.of(ORDERS, LINES)) {
         assertThat(byKey(cut.getOrDefault(table, List.of()))).as("%s at cut %s", table, checkpoint)
             .isEqualTo(asLists(expected.get(table)));
       }
@@ -265,7 +266,7 @@ class MultiTableUpsertTest {
   @Test
   void aDeleteForATableWrittenWithoutKeyStopsTheJobNamingTheTable() throws IOException {
     CrashHarness.Outcome outcome = run("jdbc-sqlite", CrashSchedule.none(), true, true, changes(RECORDS,
-        i -> i == 130 ? new Change(EVENTS, 1, null, true) : change(i)));
+        i -> i == 100 ? new Change(EVENTS, 1, null, true) : change(i)));
 
     assertThat(outcome.failure()).isNotNull();
     assertThat(outcome.failure()).rootCause().hasMessageContaining("table shop.events, which the sink appends to")

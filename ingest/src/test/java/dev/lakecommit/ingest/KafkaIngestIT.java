@@ -646,7 +646,7 @@ class KafkaIngestIT {
 
   /**
    * Debezium change events of source transactions over two tables, with Debezium's transaction topic
-   * ({@code --transaction-topic}), a checkpoint due every 12 records and transactions of 2 to 8 events: every cut of
+   * ({@code --transaction-topic}), a checkpoint due every 20 records and transactions of 2 to 8 events: every cut of
    * the job's two tables after the snapshot equals the source tables after some number of whole transactions, and the
    * last cut equals them after all; a rerun (resuming between two transactions) goes on the same way.
    */
@@ -659,7 +659,7 @@ class KafkaIngestIT {
     Path warehouse = dir.resolve("wh");
     List<String> ingest = List.of("ingest", "--input", input("dbz-tx,dbz-tx.transaction"), "--format", "debezium",
         "--transaction-topic", "dbz-tx.transaction", "--route-by", "source.table", "--table", "shop.${source.table}",
-        "--warehouse", warehouse.toString(), "--until", "end", "--checkpoint-every-records", "12", "--parallelism",
+        "--warehouse", warehouse.toString(), "--until", "end", "--checkpoint-every-records", "20", "--parallelism",
         "2");
     // the source tables after the snapshot and after each transaction: what a cut may show
     List<List<Map<Long, String>>> states = new ArrayList<>();
@@ -673,7 +673,7 @@ class KafkaIngestIT {
       orders.snapshot(producer, 25);
       states.add(List.of(customers.model(), orders.model()));
       for (int round = 0; round < 2; round++) {
-        for (int t = 0; t < 24; t++) {
+        for (int t = 0; t < 20; t++) {
           String id = "tx-" + round + "-" + t;
           DebeziumTopic.marker(producer, "dbz-tx.transaction", id, false, 0);
           customers.transaction(id);
