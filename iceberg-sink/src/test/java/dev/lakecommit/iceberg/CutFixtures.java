@@ -36,6 +36,28 @@ final class CutFixtures {
 
   private CutFixtures() {}
 
+  /**
+   * Each crash point of the protocol once, on the catalogs in turn starting at catalog {@code first} (every point on
+   * every catalog with {@code -Plong}): {@code writeAt}-th write, the claim's first, the others' third or later
+   * ({@code otherAt}).
+   */
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> crashPoints(List<String> catalogs,
+      int first, int writeAt, int otherAt) {
+    List<org.junit.jupiter.params.provider.Arguments> arguments = new java.util.ArrayList<>();
+    List<String> points = dev.lakecommit.core.testing.CrashSchedule.TARGET_POINTS;
+    for (int i = 0; i < points.size(); i++) {
+      String point = points.get(i);
+      int occurrence = point.equals(dev.lakecommit.core.testing.CrashSchedule.WRITE) ? writeAt
+          : point.equals(dev.lakecommit.core.testing.CrashSchedule.EPOCH_CLAIMED) ? 1 : otherAt;
+      for (int c = 0; c < catalogs.size(); c++) {
+        if (dev.lakecommit.core.testing.TestScale.isLong() || c == (i + first) % catalogs.size()) {
+          arguments.add(org.junit.jupiter.params.provider.Arguments.of(catalogs.get(c), point, occurrence));
+        }
+      }
+    }
+    return arguments.stream();
+  }
+
   /** Checkpoint {@code checkpoint}'s files: one of 10 rows per table, named by table and checkpoint. */
   static Map<TableIdentifier, List<DataFile>> files(List<TableIdentifier> tables, long checkpoint) {
     Map<TableIdentifier, List<DataFile>> files = new LinkedHashMap<>();

@@ -76,19 +76,7 @@ class MultiTableSinkTest {
 
   /** Each crash point once, on the catalogs in turn (every point on both with {@code -Plong}). */
   static Stream<Arguments> crashPoints() {
-    List<String> catalogs = catalogs().toList();
-    List<Arguments> arguments = new ArrayList<>();
-    List<String> points = CrashSchedule.TARGET_POINTS;
-    for (int i = 0; i < points.size(); i++) {
-      String point = points.get(i);
-      int occurrence = point.equals(CrashSchedule.WRITE) ? 100 : point.equals(CrashSchedule.EPOCH_CLAIMED) ? 1 : 3;
-      for (int c = 0; c < catalogs.size(); c++) {
-        if (TestScale.isLong() || c == i % catalogs.size()) {
-          arguments.add(Arguments.of(catalogs.get(c), point, occurrence));
-        }
-      }
-    }
-    return arguments.stream();
+    return CutFixtures.crashPoints(catalogs().toList(), 0, 100, 3);
   }
 
   @AfterEach

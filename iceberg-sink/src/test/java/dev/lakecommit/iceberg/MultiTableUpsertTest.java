@@ -8,7 +8,6 @@ import dev.lakecommit.core.runtime.RestoreBehindPolicy;
 import dev.lakecommit.core.testing.CrashSchedule;
 import dev.lakecommit.core.testing.CrashingSink;
 import dev.lakecommit.core.testing.RangeSource;
-import dev.lakecommit.core.testing.TestScale;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,19 +68,7 @@ class MultiTableUpsertTest {
 
   /** Each crash point once, on the catalogs in turn (every point on both with {@code -Plong}). */
   static Stream<Arguments> crashPoints() {
-    List<String> catalogs = catalogs().toList();
-    List<Arguments> arguments = new ArrayList<>();
-    List<String> points = CrashSchedule.TARGET_POINTS;
-    for (int i = 0; i < points.size(); i++) {
-      String point = points.get(i);
-      int occurrence = point.equals(CrashSchedule.WRITE) ? 170 : point.equals(CrashSchedule.EPOCH_CLAIMED) ? 1 : 4;
-      for (int c = 0; c < catalogs.size(); c++) {
-        if (TestScale.isLong() || c == (i + 1) % catalogs.size()) {
-          arguments.add(Arguments.of(catalogs.get(c), point, occurrence));
-        }
-      }
-    }
-    return arguments.stream();
+    return CutFixtures.crashPoints(catalogs().toList(), 1, 170, 4);
   }
 
   @AfterEach
