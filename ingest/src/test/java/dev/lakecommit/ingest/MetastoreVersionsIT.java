@@ -224,7 +224,9 @@ class MetastoreVersionsIT {
         assertThat(olderOut).as(setup).contains("fenced");
         fenced = true;
       }
-      assertThat(newer.exitValue()).as("%s: %s", setup, Files.readString(secondLog)).isZero();
+      // with the older copy's log: where it was fenced tells what it did to the files it staged
+      assertThat(newer.exitValue()).as("%s: %s\n--- the older copy's log:\n%s", setup, Files.readString(secondLog),
+          olderOut).isZero();
       assertExact(setup, hive, input, table, 6_000);
     }
     assertThat(fenced).as("%s: a copy was fenced by a newer one in one of three trials", setup).isTrue();
