@@ -853,7 +853,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         if (drained) {
           advancePastControlRecords();
         }
-        if (transactions != null ? transactionsEnded() : stop.get() || (settings.bounded() && drained && reachedEnd())) {
+        boolean done = transactions != null ? transactionsEnded()
+            : stop.get() || (settings.bounded() && drained && reachedEnd());
+        if (done) {
           ended = true;
           return null;
         }

@@ -94,11 +94,7 @@ final class TransactionOrder {
       }
       if ((open == null || open.equals(marker.id())) && handedOut == marker.eventCount()) {
         // the transaction's last event is out (or it had none here): its END goes with it
-        markers.remove(head);
-        fetched.remove(marker.id());
-        open = null;
-        handedOut = 0;
-        return entry.getValue().pollFirst();
+        return takeEnd(entry.getValue(), marker);
       }
       Long bound = bounds.get(entry.getKey());
       if (open == null && fetched.getOrDefault(marker.id(), 0) >= marker.eventCount()
@@ -147,15 +143,21 @@ final class TransactionOrder {
       if (head != null && isMarkers(entry.getKey())) {
         Marker marker = markers.get(head);
         if (marker != null && marker.end() && marker.id().equals(open)) {
-          markers.remove(head);
-          fetched.remove(open);
-          open = null;
-          handedOut = 0;
-          return entry.getValue().pollFirst();
+          return takeEnd(entry.getValue(), marker);
         }
       }
     }
     return null;
+  }
+
+  /** Takes the END at the head of {@code queue}, of {@code marker}'s transaction: it is closed. */
+  private ConsumerRecord<byte[], byte[]> takeEnd(ArrayDeque<ConsumerRecord<byte[], byte[]>> queue, Marker marker) {
+    ConsumerRecord<byte[], byte[]> end = queue.pollFirst();
+    markers.remove(end);
+    fetched.remove(marker.id());
+    open = null;
+    handedOut = 0;
+    return end;
   }
 
   /** Whether a fetched data event belongs to a transaction. */
