@@ -20,7 +20,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
  * Keeps the suite from rotting: runs every benchmark of the module in-process (no fork), one short warm-up and
- * one short measurement iteration, at tiny sizes, over every other {@code @Param} combination, and checks that
+ * one short measurement iteration, at tiny sizes, over the other {@code @Param} combinations, and checks that
  * each produced a positive score. Not a measurement.
  */
 class BenchmarksSmokeTest {
@@ -49,6 +49,11 @@ class BenchmarksSmokeTest {
     {"checkpointMillis", "250"},
     // CutCommitBenchmark and FlinkMultiTableBenchmark: 4 tables (their code paths do not change with the count).
     {"tables", "4"},
+    // One value where the others run the same code with other settings: the bucketed table (the unpartitioned one
+    // only drops the partition spec), zstd (snappy is a codec name), a commit that takes time (0 ms skips a sleep).
+    {"partitioning", "bucket"},
+    {"codec", "zstd"},
+    {"commitDelayMillis", "500"},
   };
 
   private static final String NOT_IN_ONE_JVM = "dev\\.lakecommit\\.bench\\.HiveS3CommitBenchmark\\..*";

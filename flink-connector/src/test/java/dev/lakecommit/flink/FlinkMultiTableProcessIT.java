@@ -39,8 +39,8 @@ class FlinkMultiTableProcessIT {
   void everyCutBalancesThroughTaskManagerKills() throws Exception {
     long seed = TestScale.seed();
     Random random = new Random(seed);
-    // about 30 s of transfers at the default scale: the outage and the kill come while most are still to come
-    long transfers = TestScale.pick(7_500, 40_000);
+    // about 24 s of transfers at the default scale: the outage and the kill come while most are still to come
+    long transfers = TestScale.pick(6_000, 40_000);
     int kills = TestScale.pick(1, 4);
     System.out.printf("FlinkMultiTableProcessIT seed=%d (rerun with -Dlakecommit.seed=%d): %d transfers, %d kills%n",
         seed, seed, transfers, kills);

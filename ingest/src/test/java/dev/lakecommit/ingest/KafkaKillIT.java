@@ -241,7 +241,7 @@ class KafkaKillIT {
   @Test
   void debeziumChangesUnderSigkillsLeaveTheTableEqualToTheSourceTable() throws Exception {
     long seed = TestScale.seed();
-    int changes = TestScale.pick(20_000, 300_000);
+    int changes = TestScale.pick(10_000, 300_000);
     broker = KafkaBroker.inProcess(dir.resolve("kafka"));
     broker.createTopic("dbz-customers", 3);
     broker.createTopic("dbz-customers.transaction", 1);
@@ -275,10 +275,10 @@ class KafkaKillIT {
         "--schema", "id long not null, name string, qty int", "--upsert-key", "id", "--job-id", "customers-cdc",
         "--until", "end", "--checkpoint-every-records", "1000", "--parallelism", "2");
     KillLoop.Result result = new KillLoop(dir, "KafkaKillIT debezium", seed).run(
-        KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args), TestScale.pick(3, 8), 1500);
+        KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args), TestScale.pick(2, 8), 1500);
     System.out.printf("KafkaKillIT debezium seed %d: %d runs, %d killed, resumed from checkpoints %s%n", seed,
         result.runs(), result.killed(), result.resumedFrom());
-    assertThat(result.killed()).as("seed %s: runs killed", seed).isEqualTo(TestScale.pick(3, 8));
+    assertThat(result.killed()).as("seed %s: runs killed", seed).isEqualTo(TestScale.pick(2, 8));
     assertThat(result.resumedFrom()).as("seed %s: runs resumed from checkpoints", seed).isNotEmpty();
     Map<Long, String> model = source.model();
     assertThat(DebeziumTopic.tableRows(dir.resolve("wh"))).as("seed %s", seed).isEqualTo(model);

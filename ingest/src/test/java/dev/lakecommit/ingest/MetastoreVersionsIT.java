@@ -235,7 +235,7 @@ class MetastoreVersionsIT {
   /** The metastore killed after the run's first commits, started again after the outage: the run finishes exact. */
   private void anOutageOfTheMetastoreIsRiddenThrough(String setup, Metastore hms, List<String> hive,
       String warehouse) throws Exception {
-    Path input = writeInput(dir.resolve("outage.jsonl"), 0, 12_000);
+    Path input = writeInput(dir.resolve("outage.jsonl"), 0, 8_000);
     List<String> args = new ArrayList<>(List.of("ingest", "--input", input.toString(), "--table", DB + ".outage",
         "--partition-by", "kind", "--job-id", "outage", "--checkpoint-dir", dir.resolve("ck-outage").toString(),
         "--checkpoint-every-records", "1000", "--max-records-per-second", "1000", "-C", "warehouse=" + warehouse));
@@ -253,7 +253,7 @@ class MetastoreVersionsIT {
     String out = Files.readString(log);
     assertThat(run.exitValue()).as("%s: %s", setup, out).isZero();
     assertThat(out).as("%s: commits were retried through the outage", setup).contains("Retrying");
-    assertExact(setup, hive, input, DB + ".outage", 12_000);
+    assertExact(setup, hive, input, DB + ".outage", 8_000);
   }
 
   private static void assertExact(String setup, List<String> table, Path source, String name, int rows) {
