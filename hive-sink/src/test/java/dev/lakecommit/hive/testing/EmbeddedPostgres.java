@@ -47,20 +47,30 @@ public final class EmbeddedPostgres implements AutoCloseable {
   private final Path root;
   private final Path dataDir;
   private final int port;
+  private final java.util.Map<String, String> settings;
   private io.zonky.test.db.postgres.embedded.EmbeddedPostgres server;
   private boolean closed;
 
-  private EmbeddedPostgres(Path root, int port) {
+  private EmbeddedPostgres(Path root, int port, java.util.Map<String, String> settings) {
     this.root = root;
     this.dataDir = root.resolve("data");
     this.port = port;
+    this.settings = java.util.Map.copyOf(settings);
   }
 
   /** Creates a server on a free loopback port with a fresh data directory, and starts it. */
   public static EmbeddedPostgres startNew() {
+    return startNew(java.util.Map.of());
+  }
+
+  /**
+   * Creates a server on a free loopback port with a fresh data directory and these server settings added (e.g.
+   * {@code wal_level=logical} for a source of change data capture), and starts it.
+   */
+  public static EmbeddedPostgres startNew(java.util.Map<String, String> settings) {
     EmbeddedPostgres pg;
     try {
-      pg = new EmbeddedPostgres(Files.createTempDirectory("lakecommit-pg-"), freeLoopbackPort());
+      pg = new EmbeddedPostgres(Files.createTempDirectory("lakecommit-pg-"), freeLoopbackPort(), settings);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot prepare an embedded PostgreSQL", e);
     }
@@ -89,7 +99,7 @@ public final class EmbeddedPostgres implements AutoCloseable {
     }
     long begin = System.nanoTime();
     try {
-      server =
+      io.zonky.test.db.postgres.embedded.EmbeddedPostgres.Builder builder =
           io.zonky.test.db.postgres.embedded.EmbeddedPostgres.builder()
               .setPort(port)
               .setDataDirectory(dataDir)
@@ -98,8 +108,9 @@ public final class EmbeddedPostgres implements AutoCloseable {
               .setServerConfig("listen_addresses", "127.0.0.1")
               // The default (/tmp) would be shared with every other PostgreSQL on this machine.
               .setServerConfig("unix_socket_directories", root.toString())
-              .setServerConfig("full_page_writes", "off")
-              .start();
+              .setServerConfig("full_page_writes", "off");
+      settings.forEach(builder::setServerConfig);
+      server = builder.start();
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot start embedded PostgreSQL on 127.0.0.1:" + port + rootHint(), e);
     } catch (RuntimeException e) {

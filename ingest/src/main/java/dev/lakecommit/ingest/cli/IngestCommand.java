@@ -40,9 +40,16 @@ public final class IngestCommand implements Callable<Integer> {
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--input", required = true, paramLabel = "PATH|GLOB|URI",
-      description = "A file, a directory or a glob; local, s3:// or s3a://; or Kafka topics: "
-          + "kafka://host:9092/topic[,topic2] or kafka://host:9092/?pattern=REGEX.")
+      description = "A file, a directory or a glob; local, s3:// or s3a://; Kafka topics: "
+          + "kafka://host:9092/topic[,topic2] or kafka://host:9092/?pattern=REGEX; or a PostgreSQL database's changes:"
+          + " postgresql://USER@HOST:5432/DB?tables=SCHEMA.TABLE[,...] (password in PGPASSWORD).")
   String input;
+
+  @Option(names = {"-E", "--debezium-property"}, paramLabel = "KEY=VALUE",
+      description = "postgresql:// input: a setting of Debezium's PostgreSQL connector, e.g. -E "
+          + "snapshot.mode=no_data, -E database.sslmode=require (repeatable; values of secret-looking keys are never "
+          + "printed).")
+  java.util.Map<String, String> debezium = new java.util.LinkedHashMap<>();
 
   @Option(names = "--format", paramLabel = "FORMAT",
       description = "json, csv, parquet or avro (default: by file extension); Kafka: json (default), csv, avro or "
@@ -155,6 +162,9 @@ public final class IngestCommand implements Callable<Integer> {
     PrintWriter out = spec.commandLine().getOut();
     if (dev.lakecommit.ingest.source.KafkaInput.isKafka(input)) {
       return new KafkaIngest(this).run(out);
+    }
+    if (dev.lakecommit.ingest.source.PostgresInput.isPostgres(input)) {
+      return new PostgresIngest(this).run(out);
     }
     RoutedTables routes = routes();
     TableAccess access = routes != null ? new IcebergAccess(table) : TableAccess.of(table);

@@ -1416,6 +1416,14 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
           + " the job's position too, and adds the column to the table in the cut that commits its first rows.");
       this.column = column;
     }
+
+    /** A column of a table of a source database (direct change data capture) that the run's start did not see. */
+    ColumnNotInSchemaException(String column, String sourceTable, String where, boolean sourceDatabase) {
+      super("Column '" + column + "' of source table '" + sourceTable + "' (" + where + ") was added after the run"
+          + " started: it would be dropped. Run again with --add-new-columns: the run reads the source's columns"
+          + " when it starts, and adds the column to the table in the cut that commits its first rows.");
+      this.column = column;
+    }
   }
 
   /** The table columns of Avro values: the schema's fields, enums as strings, unions as their widest type. */

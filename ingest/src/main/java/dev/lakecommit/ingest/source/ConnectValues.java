@@ -1,0 +1,133 @@
+package dev.lakecommit.ingest.source;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.ByteBuffer;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.util.UUID;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+import org.apache.kafka.connect.data.Field;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.Struct;
+
+/**
+ * Rows of Kafka Connect's {@link Struct}s (what Debezium's connectors produce) as rows of a lake table, by column
+ * name. A value is read by its Connect schema's logical name where Debezium gives one (dates as days, times and
+ * timestamps as epoch milli-, micro- or nanoseconds, zoned timestamps as ISO text, decimals exact) and converted to
+ * the column's type without loss: a value that does not fit is an error naming the column.
+ */
+final class ConnectValues {
+  private ConnectValues() {}
+
+  /** A field of the row that the table lacks. */
+  static final class UnknownColumn extends Exception {
+    private static final long serialVersionUID = 1L;
+    final String column;
+
+    UnknownColumn(String column) {
+      super(column);
+      this.column = column;
+    }
+  }
+
+  /**
+   * The row as a record of {@code table}: its fields by name, the table's other columns null.
+   *
+   * @throws UnknownColumn if the row has a field the table lacks
+   * @throws Values.ValueException naming the column if a value does not fit its column
+   */
+  static Record record(Types.StructType table, Struct row) throws UnknownColumn, Values.ValueException {
+    GenericRecord record = GenericRecord.create(table);
+    for (Field field : row.schema().fields()) {
+      Types.NestedField column = table.field(field.name());
+      if (column == null) {
+        throw new UnknownColumn(field.name());
+      }
+      Object value = row.get(field);
+      if (value != null) {
+        record.setField(column.name(), value(column.type(), field.schema(), value, column.name()));
+      } else if (column.isRequired()) {
+        throw new Values.ValueException(column.name(), "no value for required column " + column.name());
+      }
+    }
+    return record;
+  }
+
+  static Object value(Type type, Schema schema, Object value, String column) throws Values.ValueException {
+    String logical = schema.name() == null ? "" : schema.name();
+    try {
+      return switch (type.typeId()) {
+        case INTEGER -> Math.toIntExact(((Number) value).longValue());
+        case LONG -> ((Number) value).longValue();
+        case FLOAT -> ((Number) value).floatValue();
+        case DOUBLE -> ((Number) value).doubleValue();
+        case BOOLEAN -> (Boolean) value;
+        case STRING -> value instanceof byte[] || value instanceof ByteBuffer || value instanceof Struct
+            ? unsupported(column, schema) : value.toString();
+        case DECIMAL -> {
+          Types.DecimalType decimal = (Types.DecimalType) type;
+          BigDecimal number = value instanceof BigDecimal exact ? exact : new BigDecimal(value.toString());
+          BigDecimal scaled = number.setScale(decimal.scale(), RoundingMode.UNNECESSARY);
+          if (scaled.precision() > decimal.precision()) {
+            throw new Values.ValueException(column, number + " has more digits than decimal(" + decimal.precision()
+                + ", " + decimal.scale() + ")");
+          }
+          yield scaled;
+        }
+        case DATE -> value instanceof java.util.Date date ? LocalDate.ofInstant(date.toInstant(), ZoneOffset.UTC)
+            : LocalDate.ofEpochDay(((Number) value).longValue());
+        case TIME -> LocalTime.ofNanoOfDay(switch (logical) {
+          case "io.debezium.time.Time" -> ((Number) value).longValue() * 1_000_000L;
+          case "io.debezium.time.NanoTime" -> ((Number) value).longValue();
+          case "org.apache.kafka.connect.data.Time" -> ((java.util.Date) value).getTime() * 1_000_000L;
+          default -> ((Number) value).longValue() * 1_000L; // io.debezium.time.MicroTime
+        });
+        case TIMESTAMP -> timestamp((Types.TimestampType) type, logical, value, column);
+        case UUID -> UUID.fromString(value.toString());
+        case BINARY -> value instanceof byte[] bytes ? ByteBuffer.wrap(bytes) : (ByteBuffer) value;
+        default -> unsupported(column, schema);
+      };
+    } catch (ClassCastException | ArithmeticException | NumberFormatException | DateTimeParseException e) {
+      throw new Values.ValueException(column, "value " + value + " (" + logicalOrType(schema) + ") does not fit "
+          + "column " + column + " of type " + type + ": " + e.getMessage());
+    }
+  }
+
+  private static Object timestamp(Types.TimestampType type, String logical, Object value, String column)
+      throws Values.ValueException {
+    if (logical.equals("io.debezium.time.ZonedTimestamp")) {
+      OffsetDateTime at = OffsetDateTime.parse(value.toString());
+      return type.shouldAdjustToUTC() ? at : at.withOffsetSameInstant(ZoneOffset.UTC).toLocalDateTime();
+    }
+    long micros = switch (logical) {
+      case "io.debezium.time.Timestamp" -> Math.multiplyExact(((Number) value).longValue(), 1_000L);
+      case "io.debezium.time.NanoTimestamp" -> ((Number) value).longValue() / 1_000L;
+      case "org.apache.kafka.connect.data.Timestamp" ->
+          Math.multiplyExact(((java.util.Date) value).getTime(), 1_000L);
+      case "io.debezium.time.MicroTimestamp" -> ((Number) value).longValue();
+      default -> throw new Values.ValueException(column, "value " + value + " of type " + logical + " is not a "
+          + "timestamp");
+    };
+    Instant instant = Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS);
+    return type.shouldAdjustToUTC() ? instant.atOffset(ZoneOffset.UTC) : LocalDateTime.ofInstant(instant,
+        ZoneOffset.UTC);
+  }
+
+  private static Object unsupported(String column, Schema schema) throws Values.ValueException {
+    throw new Values.ValueException(column, "column " + column + " has values of type " + logicalOrType(schema)
+        + ", which the table's column cannot hold");
+  }
+
+  private static String logicalOrType(Schema schema) {
+    return schema.name() != null ? schema.name() : schema.type().getName();
+  }
+}

@@ -1,0 +1,291 @@
+package dev.lakecommit.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.lakecommit.core.testing.TestScale;
+import dev.lakecommit.hive.testing.EmbeddedPostgres;
+import dev.lakecommit.iceberg.CutAudit;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.CatalogUtil;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Direct change data capture from a real PostgreSQL (the tests' embedded server with {@code wal_level=logical})
+ * through the tool's {@code postgresql://} input: a snapshot, then transactions over two related tables while the
+ * tool is SIGKILLed and started again, then stopped with SIGTERM. Every cut of the lake equals the database after
+ * one of its transactions, and the last equals the database.
+ */
+class PostgresCdcIT {
+  private static final TableIdentifier CUSTOMERS = TableIdentifier.of("lake", "customers");
+  private static final TableIdentifier ORDERS = TableIdentifier.of("lake", "orders");
+
+  @TempDir Path dir;
+  private EmbeddedPostgres pg;
+  private String url;
+
+  @BeforeEach
+  void startPostgres() throws SQLException {
+    pg = EmbeddedPostgres.startNew(Map.of("wal_level", "logical", "max_replication_slots", "4",
+        "max_wal_senders", "4"));
+    url = pg.createDatabase("shop");
+    try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+      statement.execute("CREATE TABLE customers (id bigint PRIMARY KEY, name text NOT NULL, credit numeric(12,2))");
+      statement.execute("CREATE TABLE orders (id bigint PRIMARY KEY, customer bigint NOT NULL REFERENCES customers,"
+          + " amount numeric(12,2) NOT NULL, placed timestamptz NOT NULL)");
+    }
+  }
+
+  @AfterEach
+  void stopPostgres() {
+    if (pg != null) {
+      pg.close();
+    }
+  }
+
+  private Connection connect() throws SQLException {
+    return DriverManager.getConnection(url, pg.user(), pg.password());
+  }
+
+  /**
+   * Customers and their orders; each transaction moves credit into an order, cancels an order back into credit, or
+   * renames a customer, so the credit and the orders of every consistent state add up to the same total. The tool
+   * takes the snapshot, then follows the transactions through SIGKILLs (each restart resumes at the table's source
+   * position through the job's replication slot), and a last run stops with SIGTERM once it has caught up.
+   */
+  @Test
+  void everyCutIsTheDatabaseAfterOneOfItsTransactionsThroughSigkills() throws Exception {
+    long seed = TestScale.seed();
+    int transactions = TestScale.pick(600, 20_000);
+    int kills = TestScale.pick(2, 6);
+    Workload workload = new Workload(seed);
+    workload.snapshot(40);
+    List<String> command = KillLoop.command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), List.of(
+        "ingest", "--input", "postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
+            + "/shop?tables=public.customers,public.orders", "--route-by", "source.table", "--table",
+        "lake.${source.table}", "--warehouse", dir.resolve("wh").toString(), "--job-id", "shop-cdc",
+        "--checkpoint-interval", "500ms", "--checkpoint-every-records", "200", "--parallelism", "2"));
+
+    Thread changes = new Thread(() -> workload.run(transactions), "workload");
+    changes.start();
+    List<String> logs = new ArrayList<>();
+    try {
+      for (int run = 1; run <= kills; run++) {
+        Path log = dir.resolve("run-" + run + ".log");
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+          KillLoop.awaitOutput(process, log, " complete: ", 2);
+          assertThat(process.isAlive()).as("run %d: %s", run, Files.readString(log)).isTrue();
+          process.destroyForcibly().waitFor(); // SIGKILL
+        } finally {
+          logs.add(Files.readString(log));
+        }
+      }
+      changes.join(TimeUnit.MINUTES.toMillis(3));
+      assertThat(workload.failure).as("the workload").isNull();
+      assertThat(changes.isAlive()).as("the workload ended").isFalse();
+
+      Path log = dir.resolve("run-last.log");
+      Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      try {
+        Map<String, Map<Long, String>> expected = workload.database();
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+        while (!lake().equals(expected) && System.nanoTime() < deadline && process.isAlive()) {
+          process.waitFor(500, TimeUnit.MILLISECONDS); // polling the lake's tables
+        }
+        process.destroy(); // SIGTERM
+        assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(process.exitValue()).as(Files.readString(log)).isZero();
+      } finally {
+        process.destroyForcibly();
+        logs.add(Files.readString(log));
+      }
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n--- the runs' output:\n" + String.join("\n---\n", logs), e);
+    }
+
+    assertThat(lake()).as("seed %s: the lake equals the database", seed).isEqualTo(workload.database());
+    assertThat(String.join("\n", logs)).as("runs resumed at a source position of the table")
+        .contains("Resuming after checkpoint");
+    try (org.apache.iceberg.jdbc.JdbcCatalog catalog = catalog()) {
+      CutAudit audit = new CutAudit(catalog, List.of(CUSTOMERS, ORDERS));
+      assertThat(audit.checkpoints()).as("cuts").hasSizeGreaterThan(kills);
+      for (long cut : audit.checkpoints()) {
+        Map<String, Map<Long, String>> state = rows(audit.at(cut));
+        assertThat(workload.states).as("seed %s: the cut of checkpoint %d is the database after a transaction",
+            seed, cut).contains(state.hashCode());
+      }
+      // The tables hold the source position; the job's replication slot confirmed a position the tables hold (a
+      // restart finds every change after it in the slot), past the middle of the workload (it lets go of the log).
+      for (TableIdentifier table : List.of(CUSTOMERS, ORDERS)) {
+        assertThat(catalog.loadTable(table).properties()).containsKey("lakecommit.source.shop-cdc");
+      }
+      String position = catalog.loadTable(ORDERS).properties().get("lakecommit.source.shop-cdc");
+      long tableLsn = new com.fasterxml.jackson.databind.ObjectMapper().readTree(position).get("offset").get("lsn")
+          .asLong();
+      long confirmed = workload.lsn("SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name ="
+          + " 'lakecommit_shop_cdc'");
+      assertThat(confirmed).as("the slot's confirmed position (the table's: %s)", position)
+          .isLessThanOrEqualTo(tableLsn).isGreaterThanOrEqualTo(workload.middleLsn);
+    }
+  }
+
+  private org.apache.iceberg.jdbc.JdbcCatalog catalog() {
+    return (org.apache.iceberg.jdbc.JdbcCatalog) CatalogUtil.buildIcebergCatalog("lakecommit", Map.of("type", "jdbc", "uri", "jdbc:sqlite:"
+        + dir.resolve("wh").resolve("catalog.db").toAbsolutePath(), "warehouse", dir.resolve("wh").toUri()
+        .toString(), "jdbc.schema-version", "V1"), new org.apache.hadoop.conf.Configuration());
+  }
+
+  /** The lake's tables now (empty before they exist). */
+  private Map<String, Map<Long, String>> lake() throws Exception {
+    try (org.apache.iceberg.jdbc.JdbcCatalog catalog = catalog()) {
+      if (!catalog.tableExists(ORDERS) || !catalog.tableExists(CUSTOMERS)) {
+        return Map.of();
+      }
+      CutAudit audit = new CutAudit(catalog, List.of(CUSTOMERS, ORDERS));
+      return rows(audit.at(Long.MAX_VALUE));
+    }
+  }
+
+  private static Map<String, Map<Long, String>> rows(Map<TableIdentifier, List<Record>> tables) {
+    Map<Long, String> customers = new TreeMap<>();
+    for (Record row : tables.getOrDefault(CUSTOMERS, List.of())) {
+      customers.put((Long) row.getField("id"), row.getField("name") + "|"
+          + ((BigDecimal) row.getField("credit")).toPlainString());
+    }
+    Map<Long, String> orders = new TreeMap<>();
+    for (Record row : tables.getOrDefault(ORDERS, List.of())) {
+      orders.put((Long) row.getField("id"), row.getField("customer") + "|"
+          + ((BigDecimal) row.getField("amount")).toPlainString());
+    }
+    return Map.of("customers", customers, "orders", orders);
+  }
+
+  /** Transactions against the database, one at a time; the state after each, as hashes. */
+  private final class Workload {
+    private final Random random;
+    final Set<Integer> states = java.util.Collections.synchronizedSet(new HashSet<>());
+    volatile Throwable failure;
+    /** The server's log position when half of the transactions had committed. */
+    volatile long middleLsn;
+    private long nextOrder = 1;
+
+    Workload(long seed) {
+      this.random = new Random(seed);
+    }
+
+    void snapshot(int customers) throws SQLException {
+      try (Connection connection = connect();
+          PreparedStatement insert = connection.prepareStatement("INSERT INTO customers VALUES (?, ?, 1000.00)")) {
+        for (long id = 1; id <= customers; id++) {
+          insert.setLong(1, id);
+          insert.setString(2, "customer " + id);
+          insert.addBatch();
+        }
+        insert.executeBatch();
+        states.add(database().hashCode());
+      }
+    }
+
+    void run(int transactions) {
+      try (Connection connection = connect()) {
+        connection.setAutoCommit(false);
+        for (int t = 0; t < transactions; t++) {
+          transaction(connection);
+          connection.commit();
+          states.add(database(connection).hashCode());
+          Thread.sleep(20); // the workload's pace (about 40 transactions a second), so that the kills land in it
+          if (t == transactions / 2) {
+            middleLsn = lsn("SELECT pg_current_wal_lsn()");
+          }
+        }
+      } catch (Throwable e) {
+        failure = e;
+      }
+    }
+
+    private void transaction(Connection connection) throws SQLException {
+      int kind = random.nextInt(10);
+      long customer = 1 + random.nextInt(40);
+      try (Statement statement = connection.createStatement()) {
+        if (kind < 6) {
+          BigDecimal amount = BigDecimal.valueOf(1 + random.nextInt(5000), 2);
+          statement.executeUpdate("INSERT INTO orders VALUES (" + nextOrder++ + ", " + customer + ", " + amount
+              + ", now())");
+          statement.executeUpdate("UPDATE customers SET credit = credit - " + amount + " WHERE id = " + customer);
+        } else if (kind < 9) {
+          try (ResultSet order = statement.executeQuery("SELECT id, customer, amount FROM orders ORDER BY random()"
+              + " LIMIT 1")) {
+            if (order.next()) {
+              long id = order.getLong(1);
+              long owner = order.getLong(2);
+              BigDecimal amount = order.getBigDecimal(3);
+              statement.executeUpdate("DELETE FROM orders WHERE id = " + id);
+              statement.executeUpdate("UPDATE customers SET credit = credit + " + amount + " WHERE id = " + owner);
+            }
+          }
+        } else {
+          statement.executeUpdate("UPDATE customers SET name = 'customer " + customer + " v" + random.nextInt(1000)
+              + "' WHERE id = " + customer);
+        }
+      }
+    }
+
+    /** A log position the query returns ({@code pg_lsn}), as a number. */
+    long lsn(String query) throws SQLException {
+      try (Connection connection = connect(); Statement statement = connection.createStatement();
+          ResultSet row = statement.executeQuery(query)) {
+        assertThat(row.next()).as(query).isTrue();
+        String[] parts = row.getString(1).split("/");
+        return (Long.parseLong(parts[0], 16) << 32) + Long.parseLong(parts[1], 16);
+      }
+    }
+
+    Map<String, Map<Long, String>> database() throws SQLException {
+      try (Connection connection = connect()) {
+        return database(connection);
+      }
+    }
+
+    private Map<String, Map<Long, String>> database(Connection connection) throws SQLException {
+      Map<Long, String> customers = new TreeMap<>();
+      Map<Long, String> orders = new TreeMap<>();
+      try (Statement statement = connection.createStatement()) {
+        try (ResultSet rows = statement.executeQuery("SELECT id, name, credit FROM customers")) {
+          while (rows.next()) {
+            customers.put(rows.getLong(1), rows.getString(2) + "|" + rows.getBigDecimal(3).toPlainString());
+          }
+        }
+        try (ResultSet rows = statement.executeQuery("SELECT id, customer, amount FROM orders")) {
+          while (rows.next()) {
+            orders.put(rows.getLong(1), rows.getLong(2) + "|" + rows.getBigDecimal(3).toPlainString());
+          }
+        }
+      }
+      if (!connection.getAutoCommit()) {
+        connection.commit();
+      }
+      return Map.of("customers", customers, "orders", orders);
+    }
+  }
+}
