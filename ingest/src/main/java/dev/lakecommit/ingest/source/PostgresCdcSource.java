@@ -77,6 +77,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   private final Map<String, PostgresTables.SourceTable> tables;
   private final int bufferEvents;
   private volatile Reader reader;
+  /** Unsafe, for tests: confirms every event to the slot as it is read, before the table holds it. */
+  private boolean unsafeConfirmOnRead;
   /** The engine event at each persisted checkpoint's position, by checkpoint id. */
   private final ConcurrentSkipListMap<Long, Object> persisted = new ConcurrentSkipListMap<>();
 
@@ -168,6 +170,15 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
     settings.setProperty("errors.max.retries", "0");
     properties.forEach(settings::setProperty);
     return settings;
+  }
+
+  /**
+   * Unsafe, for tests only: confirms each event to the replication slot as soon as it is read, as a source that
+   * keeps its offsets apart from the table would; a restart then misses the changes read but not committed.
+   */
+  PostgresCdcSource unsafeConfirmOnRead(boolean enabled) {
+    this.unsafeConfirmOnRead = enabled;
+    return this;
   }
 
   @Override
@@ -288,9 +299,18 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
         SourceRecord change = ((RecordChangeEvent<SourceRecord>) event).record();
         lastEvent = event;
         position = position(change);
+        if (unsafeConfirmOnRead) {
+          acknowledge(event);
+        }
+        boolean inside = inTransaction;
         Record record = record(change);
         if (record != null) {
           return record;
+        }
+        if (inside && !inTransaction) {
+          // a transaction's end: returns at once, so that a checkpoint that waits for a boundary can be taken here
+          // even while the next transaction's changes are already queued
+          return null;
         }
       }
       return null;
@@ -390,7 +410,11 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
       closed = true;
       events.clear();
       if (engine != null) {
-        engine.close();
+        try {
+          engine.close();
+        } catch (IllegalStateException stoppedAlready) {
+          // the engine ended on its own (a failure the reader has reported)
+        }
       }
       if (engineThread != null) {
         try {

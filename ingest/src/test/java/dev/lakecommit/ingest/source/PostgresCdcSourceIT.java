@@ -1,0 +1,216 @@
+package dev.lakecommit.ingest.source;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.lakecommit.core.runtime.CheckpointedSource;
+import dev.lakecommit.hive.testing.EmbeddedPostgres;
+import dev.lakecommit.iceberg.DeletedRecord;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The PostgreSQL change source against a real server: a reader opened at a position a checkpoint took reads exactly
+ * the changes after it, also those a crashed reader had read past it, because the replication slot is told of a
+ * position only once the table holds it. The same with every event confirmed as it is read (the unsafe switch, as a
+ * source with offsets of its own would do) loses the changes read after the checkpoint: the test sees it.
+ */
+class PostgresCdcSourceIT {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private EmbeddedPostgres pg;
+  private String url;
+
+  @BeforeEach
+  void startPostgres() throws SQLException {
+    pg = EmbeddedPostgres.startNew(Map.of("wal_level", "logical", "max_replication_slots", "4",
+        "max_wal_senders", "4"));
+    url = pg.createDatabase("stock");
+    execute("CREATE TABLE items (id bigint PRIMARY KEY, qty int NOT NULL, note text)",
+        "INSERT INTO items SELECT i, 10, 'item ' || i FROM generate_series(1, 10) i");
+  }
+
+  @AfterEach
+  void stopPostgres() {
+    pg.close();
+  }
+
+  @ParameterizedTest(name = "confirm on read: {0}")
+  @ValueSource(booleans = {false, true})
+  void aRestartReadsExactlyTheChangesAfterTheCheckpointsPosition(boolean unsafeConfirmOnRead) throws Exception {
+    PostgresInput input = PostgresInput.parse("postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
+        + "/stock?tables=public.items");
+    PostgresCdcSource source = new PostgresCdcSource(input, pg.password(), "items-job", Map.of(),
+        PostgresTables.describe(input, pg.password()), 100).unsafeConfirmOnRead(unsafeConfirmOnRead);
+    byte[] checkpoint;
+    List<String> afterCheckpoint = new ArrayList<>();
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(null)) {
+      assertThat(read(reader, 10)).as("the snapshot").hasSize(10).allMatch(change -> change.startsWith("upsert"));
+      // four transactions of two changes each (an update and a delete or an insert)
+      for (int t = 1; t <= 4; t++) {
+        execute("UPDATE items SET qty = qty - " + t + " WHERE id = " + t,
+            t % 2 == 0 ? "DELETE FROM items WHERE id = " + (10 - t) : "INSERT INTO items VALUES (" + (100 + t)
+                + ", " + t + ", NULL)");
+      }
+      List<String> first = read(reader, 3);
+      assertThat(reader.atBoundary()).as("inside the second transaction after 3 changes").isFalse();
+      first.addAll(read(reader, 1));
+      // the transaction's end, which the reader returns at (with no record) before the next one's changes
+      assertThat(reader.poll(Duration.ofSeconds(30))).as("the end of the second transaction").isNull();
+      assertThat(reader.atBoundary()).as("after the second transaction").isTrue();
+      checkpoint = reader.position();
+      source.onCheckpointPersisted(1);
+      source.onCheckpointComplete(1, 4);
+      afterCheckpoint.addAll(read(reader, 4));
+      byte[] end = reader.position();
+      // the slot has confirmed what it was told: the checkpoint's position, or (unsafe) everything read
+      long told = lsn(unsafeConfirmOnRead ? end : checkpoint);
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (confirmedLsn() < told && System.nanoTime() < deadline) {
+        reader.poll(Duration.ofMillis(200)); // polls the slot's state; no changes come
+      }
+      assertThat(confirmedLsn()).as("the slot's confirmed position").isGreaterThanOrEqualTo(told);
+    } // a crash after reading past the checkpoint: the reader goes without a checkpoint of what it read since
+
+    execute("INSERT INTO items VALUES (999, 0, 'after the crash')");
+    List<String> resumed = new ArrayList<>();
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(checkpoint)) {
+      do {
+        resumed.addAll(read(reader, 1));
+      } while (!resumed.get(resumed.size() - 1).contains("id=999"));
+    }
+    if (unsafeConfirmOnRead) {
+      assertThat(resumed).as("confirmed on read: the changes read after the checkpoint are lost")
+          .hasSize(1);
+    } else {
+      assertThat(resumed.subList(0, resumed.size() - 1)).as("the changes after the checkpoint, once")
+          .isEqualTo(afterCheckpoint);
+    }
+  }
+
+  /**
+   * The server stopped under a reader (a restart, a failover): the read ends with an error naming the input, so that
+   * the job stops without committing what it read since its last checkpoint; a reader opened at that checkpoint once
+   * the server is back reads every change after it.
+   */
+  @org.junit.jupiter.api.Test
+  void aServerRestartEndsTheReadNamingTheInputAndTheNextReaderResumesAtTheCheckpoint() throws Exception {
+    PostgresInput input = PostgresInput.parse("postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
+        + "/stock?tables=public.items");
+    PostgresCdcSource source = new PostgresCdcSource(input, pg.password(), "restart-job", Map.of(),
+        PostgresTables.describe(input, pg.password()), 100);
+    byte[] checkpoint;
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(null)) {
+      read(reader, 10);
+      assertThat(reader.poll(Duration.ofSeconds(5))).as("nothing after the snapshot").isNull();
+      checkpoint = reader.position();
+      execute("UPDATE items SET qty = 0 WHERE id = 1");
+      assertThat(read(reader, 1)).containsExactly("upsert id=1, qty=0");
+      pg.stop();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      java.io.IOException failure = null;
+      while (failure == null && System.nanoTime() < deadline) {
+        try {
+          assertThat(reader.poll(Duration.ofMillis(200))).isNull();
+        } catch (java.io.IOException e) {
+          failure = e;
+        }
+      }
+      assertThat(failure).as("the read ends with an error").isNotNull();
+      assertThat(failure.getMessage()).contains("Reading the changes of postgresql://" + pg.user() + "@127.0.0.1:"
+          + pg.port() + "/stock");
+    } finally {
+      pg.start();
+    }
+    execute("UPDATE items SET qty = 1 WHERE id = 2");
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(checkpoint)) {
+      assertThat(read(reader, 2)).containsExactly("upsert id=1, qty=0", "upsert id=2, qty=1");
+    }
+  }
+
+  /**
+   * A column added to a captured table while the job reads: the reader stops at the first change that has it,
+   * naming the table and the column and how to go on, rather than drop the column's values.
+   */
+  @org.junit.jupiter.api.Test
+  void aColumnAddedWhileReadingStopsTheReaderNamingTableAndColumn() throws Exception {
+    PostgresInput input = PostgresInput.parse("postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
+        + "/stock?tables=public.items");
+    PostgresCdcSource source = new PostgresCdcSource(input, pg.password(), "columns-job", Map.of(),
+        PostgresTables.describe(input, pg.password()), 100);
+    try (CheckpointedSource.SourceReader<Record> reader = source.open(null)) {
+      read(reader, 10);
+      execute("ALTER TABLE items ADD COLUMN color text", "UPDATE items SET color = 'red' WHERE id = 3");
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      RuntimeException failure = null;
+      while (failure == null && System.nanoTime() < deadline) {
+        try {
+          assertThat(reader.poll(Duration.ofMillis(200))).isNull();
+        } catch (KafkaSource.ColumnNotInSchemaException e) {
+          failure = e;
+        }
+      }
+      assertThat(failure).as("the reader stops at the change with the new column").isNotNull();
+      assertThat(failure.getMessage()).contains("Column 'color' of source table 'items'", "--add-new-columns");
+    }
+    assertThat(PostgresTables.describe(input, pg.password()).get("items").schema().findField("color"))
+        .as("the next run's columns").isNotNull();
+  }
+
+  /** The next {@code count} changes, as "upsert id=..., qty=..." or "delete id=...". */
+  private static List<String> read(CheckpointedSource.SourceReader<Record> reader, int count) throws Exception {
+    List<String> changes = new ArrayList<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (changes.size() < count && System.nanoTime() < deadline) {
+      Record record = reader.poll(Duration.ofMillis(200));
+      if (record != null) {
+        Record row = record instanceof DeletedRecord deleted ? deleted.row() : record;
+        assertThat(SourceTableRow.tableOf(record)).isEqualTo("items");
+        changes.add((record instanceof DeletedRecord ? "delete" : "upsert") + " id=" + row.getField("id")
+            + (record instanceof DeletedRecord ? "" : ", qty=" + row.getField("qty")));
+      }
+    }
+    assertThat(changes).as("changes read within a minute").hasSize(count);
+    return changes;
+  }
+
+  private static long lsn(byte[] position) throws Exception {
+    return JSON.readTree(position).get("offset").get("lsn").asLong();
+  }
+
+  private long confirmedLsn() throws SQLException {
+    try (Connection connection = DriverManager.getConnection(url, pg.user(), pg.password());
+        Statement statement = connection.createStatement();
+        ResultSet row = statement.executeQuery("SELECT confirmed_flush_lsn FROM pg_replication_slots"
+            + " WHERE slot_name = 'lakecommit_items_job'")) {
+      if (!row.next() || row.getString(1) == null) {
+        return -1;
+      }
+      String[] parts = row.getString(1).split("/");
+      return (Long.parseLong(parts[0], 16) << 32) + Long.parseLong(parts[1], 16);
+    }
+  }
+
+  private void execute(String... statements) throws SQLException {
+    try (Connection connection = DriverManager.getConnection(url, pg.user(), pg.password())) {
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        for (String sql : statements) {
+          statement.execute(sql);
+        }
+      }
+      connection.commit();
+    }
+  }
+}
