@@ -48,6 +48,10 @@ final class PostgresIngest {
       throw new IllegalArgumentException("Options --format and --schema are not for a postgresql:// input: each "
           + "table's columns and key are the source table's");
     }
+    if (command.badRecords != null) {
+      throw new IllegalArgumentException("Option --bad-records is not for a postgresql:// input: a change left out"
+          + " would leave the tables unlike the database");
+    }
     if (command.table.target() != TableKind.ICEBERG) {
       throw new IllegalArgumentException("A postgresql:// input is written to Iceberg tables (--target iceberg): "
           + "its deletes and updates are applied by key");
