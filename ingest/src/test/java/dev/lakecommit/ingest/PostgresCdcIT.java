@@ -40,6 +40,8 @@ class PostgresCdcIT {
   private static final TableIdentifier CUSTOMERS = TableIdentifier.of("lake", "customers");
   private static final TableIdentifier ORDERS = TableIdentifier.of("lake", "orders");
 
+  private static final String PLANTED_PASSWORD = "planted-pg-secret-7f3a";
+
   @TempDir Path dir;
   private EmbeddedPostgres pg;
   private String url;
@@ -84,7 +86,9 @@ class PostgresCdcIT {
         "ingest", "--input", "postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
             + "/shop?tables=public.customers,public.orders", "--route-by", "source.table", "--table",
         "lake.${source.table}", "--warehouse", dir.resolve("wh").toString(), "--job-id", "shop-cdc",
-        "--checkpoint-interval", "500ms", "--checkpoint-every-records", "200", "--parallelism", "2"));
+        "--checkpoint-interval", "500ms", "--checkpoint-every-records", "200", "--parallelism", "2",
+        // the server trusts any password: one planted here must not show in any output
+        "-E", "database.password=" + PLANTED_PASSWORD));
 
     Thread changes = new Thread(() -> workload.run(transactions), "workload");
     changes.start();
@@ -129,6 +133,7 @@ class PostgresCdcIT {
     }
 
     assertThat(lake()).as("seed %s: the lake equals the database", seed).isEqualTo(workload.database());
+    assertThat(String.join("\n", logs)).as("the runs' output").doesNotContain(PLANTED_PASSWORD);
     assertThat(String.join("\n", logs)).as("runs resumed at a source position of the table")
         .contains("Resuming after checkpoint");
     try (org.apache.iceberg.jdbc.JdbcCatalog catalog = catalog()) {
