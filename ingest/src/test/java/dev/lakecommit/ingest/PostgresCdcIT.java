@@ -113,21 +113,7 @@ class PostgresCdcIT {
       List<String> jar = new ArrayList<>(dev.lakecommit.core.testing.ChildJvm.java("512m"));
       jar.addAll(List.of("-jar", Path.of("target", "lakecommit.jar").toAbsolutePath().toString()));
       jar.addAll(command.subList(command.indexOf("ingest"), command.size()));
-      Path log = dir.resolve("run-last.log");
-      Process process = new ProcessBuilder(jar).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      try {
-        Map<String, Map<Long, String>> expected = workload.database();
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
-        while (!lake().equals(expected) && System.nanoTime() < deadline && process.isAlive()) {
-          process.waitFor(500, TimeUnit.MILLISECONDS); // polling the lake's tables
-        }
-        process.destroy(); // SIGTERM
-        assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
-        assertThat(process.exitValue()).as(Files.readString(log)).isZero();
-      } finally {
-        process.destroyForcibly();
-        logs.add(Files.readString(log));
-      }
+      logs.add(runUntilCaughtUp(jar, dir.resolve("run-last.log"), workload));
     } catch (AssertionError e) {
       throw new AssertionError(e.getMessage() + "\n--- the runs' output:\n" + String.join("\n---\n", logs), e);
     }
@@ -157,6 +143,47 @@ class PostgresCdcIT {
       assertThat(confirmed).as("the slot's confirmed position (the table's: %s)", position)
           .isLessThanOrEqualTo(tableLsn).isGreaterThanOrEqualTo(workload.middleLsn);
     }
+
+    // A column added and a column widened at the source: a run with --add-new-columns follows both.
+    try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+      connection.setAutoCommit(false);
+      statement.execute("ALTER TABLE customers ADD COLUMN tier text");
+      statement.execute("ALTER TABLE orders ALTER COLUMN amount TYPE numeric(14,2)");
+      statement.execute("UPDATE customers SET tier = 'gold' WHERE id <= 5");
+      statement.execute("INSERT INTO orders VALUES (" + (transactions + 1) + ", 1, 123456789.01, now())");
+      statement.execute("UPDATE customers SET credit = credit - 123456789.01 WHERE id = 1");
+      connection.commit();
+    }
+    List<String> evolving = new ArrayList<>(command);
+    evolving.add("--add-new-columns");
+    runUntilCaughtUp(evolving, dir.resolve("run-evolving.log"), workload);
+    assertThat(lake()).as("the lake equals the database, with the new and the widened column")
+        .isEqualTo(workload.database());
+    try (org.apache.iceberg.jdbc.JdbcCatalog catalog = catalog()) {
+      assertThat(catalog.loadTable(ORDERS).schema().findType("amount"))
+          .isEqualTo(org.apache.iceberg.types.Types.DecimalType.of(14, 2));
+      assertThat(catalog.loadTable(CUSTOMERS).schema().findField("tier")).isNotNull();
+    }
+  }
+
+  /** Runs the tool until the lake equals the database, then stops it with SIGTERM (exit 0); its output. */
+  private String runUntilCaughtUp(List<String> command, Path log, Workload workload) throws Exception {
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    try {
+      Map<String, Map<Long, String>> expected = workload.database();
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
+      while (!lake().equals(expected) && System.nanoTime() < deadline && process.isAlive()) {
+        process.waitFor(500, TimeUnit.MILLISECONDS); // polling the lake's tables
+      }
+      process.destroy(); // SIGTERM
+      assertThat(process.waitFor(2, TimeUnit.MINUTES)).isTrue();
+      assertThat(process.exitValue()).isZero();
+      return Files.readString(log);
+    } catch (AssertionError e) {
+      throw new AssertionError(e.getMessage() + "\n--- " + log.getFileName() + ":\n" + Files.readString(log), e);
+    } finally {
+      process.destroyForcibly();
+    }
   }
 
   private org.apache.iceberg.jdbc.JdbcCatalog catalog() {
@@ -180,7 +207,8 @@ class PostgresCdcIT {
     Map<Long, String> customers = new TreeMap<>();
     for (Record row : tables.getOrDefault(CUSTOMERS, List.of())) {
       customers.put((Long) row.getField("id"), row.getField("name") + "|"
-          + ((BigDecimal) row.getField("credit")).toPlainString());
+          + ((BigDecimal) row.getField("credit")).toPlainString()
+          + (row.struct().field("tier") == null ? "" : "|" + row.getField("tier")));
     }
     Map<Long, String> orders = new TreeMap<>();
     for (Record row : tables.getOrDefault(ORDERS, List.of())) {
@@ -280,9 +308,11 @@ class PostgresCdcIT {
       Map<Long, String> customers = new TreeMap<>();
       Map<Long, String> orders = new TreeMap<>();
       try (Statement statement = connection.createStatement()) {
-        try (ResultSet rows = statement.executeQuery("SELECT id, name, credit FROM customers")) {
+        try (ResultSet rows = statement.executeQuery("SELECT * FROM customers")) {
+          boolean tier = rows.getMetaData().getColumnCount() > 3;
           while (rows.next()) {
-            customers.put(rows.getLong(1), rows.getString(2) + "|" + rows.getBigDecimal(3).toPlainString());
+            customers.put(rows.getLong("id"), rows.getString("name") + "|" + rows.getBigDecimal("credit")
+                .toPlainString() + (tier ? "|" + rows.getString("tier") : ""));
           }
         }
         try (ResultSet rows = statement.executeQuery("SELECT id, customer, amount FROM orders")) {

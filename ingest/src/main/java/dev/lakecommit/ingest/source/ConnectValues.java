@@ -28,14 +28,19 @@ import org.apache.kafka.connect.data.Struct;
 final class ConnectValues {
   private ConnectValues() {}
 
-  /** A field of the row that the table lacks. */
+  /**
+   * A field of the row that the table lacks ({@code type} null), or whose values the source now sends in a wider
+   * type than the column's (a column whose type the source widened while the job read).
+   */
   static final class UnknownColumn extends Exception {
     private static final long serialVersionUID = 1L;
     final String column;
+    final String type;
 
-    UnknownColumn(String column) {
+    UnknownColumn(String column, String type) {
       super(column);
       this.column = column;
+      this.type = type;
     }
   }
 
@@ -50,7 +55,11 @@ final class ConnectValues {
     for (Field field : row.schema().fields()) {
       Types.NestedField column = table.field(field.name());
       if (column == null) {
-        throw new UnknownColumn(field.name());
+        throw new UnknownColumn(field.name(), null);
+      }
+      String wider = wider(column.type(), field.schema());
+      if (wider != null) {
+        throw new UnknownColumn(field.name(), column.type() + " to " + wider);
       }
       Object value = row.get(field);
       if (value != null) {
@@ -60,6 +69,23 @@ final class ConnectValues {
       }
     }
     return record;
+  }
+
+  /** The source's type if it is wider than the column's (int to bigint, real to double, more digits), else null. */
+  private static String wider(Type type, Schema schema) {
+    return switch (type.typeId()) {
+      case INTEGER -> schema.type() == Schema.Type.INT64 ? "long" : null;
+      case FLOAT -> schema.type() == Schema.Type.FLOAT64 ? "double" : null;
+      case DECIMAL -> {
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        String precision = schema.parameters() == null ? null : schema.parameters().get("connect.decimal.precision");
+        String scale = schema.parameters() == null ? null : schema.parameters().get("scale");
+        yield precision != null && scale != null && Integer.parseInt(scale) == decimal.scale()
+            && Integer.parseInt(precision) > decimal.precision()
+            ? "decimal(" + precision + ", " + scale + ")" : null;
+      }
+      default -> null;
+    };
   }
 
   static Object value(Type type, Schema schema, Object value, String column) throws Values.ValueException {

@@ -1417,11 +1417,16 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       this.column = column;
     }
 
-    /** A column of a table of a source database (direct change data capture) that the run's start did not see. */
-    ColumnNotInSchemaException(String column, String sourceTable, String where, boolean sourceDatabase) {
-      super("Column '" + column + "' of source table '" + sourceTable + "' (" + where + ") was added after the run"
-          + " started: it would be dropped. Run again with --add-new-columns: the run reads the source's columns"
-          + " when it starts, and adds the column to the table in the cut that commits its first rows.");
+    /**
+     * A column of a table of a source database (direct change data capture) that was added, or whose type was
+     * widened ({@code widened}: "int to long"; null for an added column), after the run started.
+     */
+    ColumnNotInSchemaException(String column, String widened, String sourceTable, String where) {
+      super("Column '" + column + "' of source table '" + sourceTable + "' (" + where + ") was " + (widened == null
+          ? "added after the run started: it would be dropped" : "widened after the run started (" + widened
+          + ")") + ". Run again with --add-new-columns: the run reads the source's columns when it starts, and "
+          + (widened == null ? "adds the column to" : "widens the column of") + " the table in the cut that commits"
+          + " its first rows.");
       this.column = column;
     }
   }

@@ -352,7 +352,7 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
       try {
         converted = ConnectValues.record(table.schema().asStruct(), row);
       } catch (ConnectValues.UnknownColumn e) {
-        throw new KafkaSource.ColumnNotInSchemaException(e.column, tableName, where, true);
+        throw new KafkaSource.ColumnNotInSchemaException(e.column, e.type, tableName, where);
       } catch (Values.ValueException e) {
         throw BadRecordException.record(where, 0, false, e.field(), e.getMessage(), String.valueOf(row));
       }

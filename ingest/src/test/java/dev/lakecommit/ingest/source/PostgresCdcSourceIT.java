@@ -140,18 +140,24 @@ class PostgresCdcSourceIT {
   }
 
   /**
-   * A column added to a captured table while the job reads: the reader stops at the first change that has it,
-   * naming the table and the column and how to go on, rather than drop the column's values.
+   * A column added to a captured table, or widened, while the job reads: the reader stops at the first change that
+   * has it, naming the table and the column and how to go on, rather than drop the column's values or fail on the
+   * first value the column cannot hold.
    */
-  @org.junit.jupiter.api.Test
-  void aColumnAddedWhileReadingStopsTheReaderNamingTableAndColumn() throws Exception {
+  @ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+      "ALTER TABLE items ADD COLUMN color text|UPDATE items SET color = 'red' WHERE id = 3|color|was added after",
+      "ALTER TABLE items ALTER COLUMN qty TYPE bigint|UPDATE items SET qty = 5000000000 WHERE id = 3|qty|was widened"
+          + " after the run started (int to long)"})
+  void aColumnAddedOrWidenedWhileReadingStopsTheReaderNamingTableAndColumn(String alter, String update,
+      String column, String said) throws Exception {
     PostgresInput input = PostgresInput.parse("postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
         + "/stock?tables=public.items");
     PostgresCdcSource source = new PostgresCdcSource(input, pg.password(), "columns-job", Map.of(),
         PostgresTables.describe(input, pg.password()), 100);
     try (CheckpointedSource.SourceReader<Record> reader = source.open(null)) {
       read(reader, 10);
-      execute("ALTER TABLE items ADD COLUMN color text", "UPDATE items SET color = 'red' WHERE id = 3");
+      execute(alter, update);
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       RuntimeException failure = null;
       while (failure == null && System.nanoTime() < deadline) {
@@ -162,10 +168,12 @@ class PostgresCdcSourceIT {
         }
       }
       assertThat(failure).as("the reader stops at the change with the new column").isNotNull();
-      assertThat(failure.getMessage()).contains("Column 'color' of source table 'items'", "--add-new-columns");
+      assertThat(failure.getMessage()).contains("Column '" + column + "' of source table 'items'", said,
+          "--add-new-columns");
     }
-    assertThat(PostgresTables.describe(input, pg.password()).get("items").schema().findField("color"))
-        .as("the next run's columns").isNotNull();
+    assertThat(PostgresTables.describe(input, pg.password()).get("items").schema().findField(column).type())
+        .as("the next run's column").isEqualTo(column.equals("qty") ? org.apache.iceberg.types.Types.LongType.get()
+            : org.apache.iceberg.types.Types.StringType.get());
   }
 
   /** The next {@code count} changes, as "upsert id=..., qty=..." or "delete id=...". */
