@@ -68,7 +68,7 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   /** Settings the source owns: a user's {@code -E} of one of these is refused. */
   private static final Set<String> OWN = Set.of("name", "connector.class", "offset.storage", "topic.prefix",
       "provide.transaction.metadata", "slot.name", "publication.name", "table.include.list", "database.dbname",
-      "database.hostname", "database.port", "database.user", START_OFFSET);
+      "database.hostname", "database.port", "database.user", "errors.max.retries", START_OFFSET);
 
   private final PostgresInput input;
   private final String password;
@@ -160,6 +160,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
     settings.setProperty("snapshot.mode", "initial");
     settings.setProperty("provide.transaction.metadata", "true");
     settings.setProperty("tombstones.on.delete", "false");
+    // Debezium's default, said here: a truncate of a source table is not sent (it is not applied to the lake table)
+    settings.setProperty("skipped.operations", "t");
     settings.setProperty("decimal.handling.mode", "precise");
     settings.setProperty("time.precision.mode", "adaptive_time_microseconds");
     settings.setProperty("interval.handling.mode", "string");

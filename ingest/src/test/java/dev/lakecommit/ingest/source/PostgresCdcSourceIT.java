@@ -115,8 +115,8 @@ class PostgresCdcSourceIT {
       read(reader, 10);
       assertThat(reader.atBoundary()).as("after the snapshot").isTrue();
       checkpoint = reader.position();
-      execute("UPDATE items SET qty = 0 WHERE id = 1");
-      assertThat(read(reader, 1)).containsExactly("upsert id=1, qty=0");
+      execute("UPDATE items SET qty = 70 WHERE id = 7");
+      assertThat(read(reader, 1)).containsExactly("upsert id=7, qty=70");
       pg.stop();
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
       java.io.IOException failure = null;
@@ -133,10 +133,16 @@ class PostgresCdcSourceIT {
     } finally {
       pg.start();
     }
-    execute("UPDATE items SET qty = 1 WHERE id = 2");
+    execute("UPDATE items SET qty = 40 WHERE id = 4");
+    execute("INSERT INTO items VALUES (999, 0, 'marker')");
+    List<String> resumed = new ArrayList<>();
     try (CheckpointedSource.SourceReader<Record> reader = source.open(checkpoint)) {
-      assertThat(read(reader, 2)).containsExactly("upsert id=1, qty=0", "upsert id=2, qty=1");
+      do {
+        resumed.addAll(read(reader, 1));
+      } while (!resumed.get(resumed.size() - 1).contains("id=999"));
     }
+    // the changes after the checkpoint at the snapshot's end, and no snapshot again
+    assertThat(resumed).containsExactly("upsert id=7, qty=70", "upsert id=4, qty=40", "upsert id=999, qty=0");
   }
 
   /**
