@@ -145,7 +145,9 @@ final class JobRun<IN, C, S, A> {
           if (!committer.waiting()) {
             watchdog.progressed();
           }
-          if (intervalElapsed(checkpointStart) && reader.atBoundary()) {
+          // due by interval, or by record count at a boundary that came without a record (a transaction's end)
+          if ((intervalElapsed(checkpointStart) || sinceCheckpoint >= job.checkpointEveryRecords)
+              && reader.atBoundary()) {
             if (sinceCheckpoint > 0 || !Arrays.equals(persistedPosition, reader.position())) {
               persistedPosition = checkpoint(pool, reader.position(), sinceCheckpoint);
               sinceCheckpoint = 0;

@@ -452,4 +452,70 @@ class StandaloneJobTest {
     assertThat(cuts.subList(0, cuts.size() - 1)).allMatch(read -> read % 7 == 0);
     assertThat(Audit.of(1000, table().read().keys()).exact()).isTrue();
   }
+
+  /**
+   * A source whose units end with a poll that returns no record (a source database's transaction ends with a
+   * marker, not a row): a checkpoint due by record count is taken at that poll, not only one due by interval.
+   */
+  @Test
+  void aCheckpointDueByRecordCountIsTakenAtAUnitsEndThatCarriesNoRecord() throws Exception {
+    List<Long> cuts = new java.util.ArrayList<>();
+    CheckpointedSource<Long> units = position -> {
+      CheckpointedSource.SourceReader<Long> reader = new RangeSource(1000).open(position);
+      return new CheckpointedSource.SourceReader<>() {
+        private long read;
+        private boolean endOfUnitPending;
+        private boolean atEnd;
+
+        @Override
+        public Long next() throws IOException {
+          throw new UnsupportedOperationException("polled");
+        }
+
+        @Override
+        public Long poll(java.time.Duration maxWait) throws IOException {
+          if (endOfUnitPending) {
+            endOfUnitPending = false;
+            atEnd = true;
+            return null; // the unit's end marker: no record
+          }
+          Long next = reader.next();
+          if (next != null) {
+            read++;
+            atEnd = false;
+            endOfUnitPending = read % 7 == 0;
+          }
+          return next;
+        }
+
+        @Override
+        public boolean ended() {
+          return !endOfUnitPending && read == 1000;
+        }
+
+        @Override
+        public boolean atBoundary() {
+          return atEnd || read == 1000;
+        }
+
+        @Override
+        public byte[] position() {
+          cuts.add(read);
+          return reader.position();
+        }
+
+        @Override
+        public void close() throws IOException {
+          reader.close();
+        }
+      };
+    };
+    JobResult result = StandaloneJob.builder(sink(), units).jobId(JOB)
+        .checkpointStore(new CheckpointStore(new LocalBlobStore(dir.resolve("checkpoints"))))
+        .parallelism(3).checkpointEveryRecords(100).checkpointInterval(java.time.Duration.ofHours(1)).build().run();
+
+    assertThat(cuts).startsWith(105L, 210L, 315L).endsWith(1000L);
+    assertThat(result.checkpoints()).isEqualTo(10);
+    assertThat(Audit.of(1000, table().read().keys()).exact()).isTrue();
+  }
 }

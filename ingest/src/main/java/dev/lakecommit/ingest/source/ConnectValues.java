@@ -9,7 +9,6 @@ import java.time.LocalDateTime;
 import java.time.LocalTime;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.time.format.DateTimeParseException;
 import java.util.UUID;
 import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
@@ -47,17 +46,20 @@ final class ConnectValues {
   /**
    * The row as a record of {@code table}: its fields by name, the table's other columns null.
    *
-   * @throws UnknownColumn if the row has a field the table lacks
+   * @param widened whether a field whose type is wider than its column's is refused (a source that describes its
+   *     columns: a type widened since), rather than its values converted as long as they fit
+   * @throws UnknownColumn if the row has a field the table lacks, or (with {@code widened}) a wider one
    * @throws Values.ValueException naming the column if a value does not fit its column
    */
-  static Record record(Types.StructType table, Struct row) throws UnknownColumn, Values.ValueException {
+  static Record record(Types.StructType table, Struct row, boolean widened) throws UnknownColumn,
+      Values.ValueException {
     GenericRecord record = GenericRecord.create(table);
     for (Field field : row.schema().fields()) {
       Types.NestedField column = table.field(field.name());
       if (column == null) {
         throw new UnknownColumn(field.name(), null);
       }
-      String wider = wider(column.type(), field.schema());
+      String wider = widened ? wider(column.type(), field.schema()) : null;
       if (wider != null) {
         throw new UnknownColumn(field.name(), column.type() + " to " + wider);
       }
@@ -88,6 +90,19 @@ final class ConnectValues {
     };
   }
 
+  /** The row's fields that the table has, as a record of {@code table}; the others left out. */
+  static Record recordOfKnown(Types.StructType table, Struct row) throws Values.ValueException {
+    GenericRecord record = GenericRecord.create(table);
+    for (Field field : row.schema().fields()) {
+      Types.NestedField column = table.field(field.name());
+      Object value = column == null ? null : row.get(field);
+      if (value != null) {
+        record.setField(column.name(), value(column.type(), field.schema(), value, column.name()));
+      }
+    }
+    return record;
+  }
+
   static Object value(Type type, Schema schema, Object value, String column) throws Values.ValueException {
     String logical = schema.name() == null ? "" : schema.name();
     try {
@@ -97,11 +112,11 @@ final class ConnectValues {
         case FLOAT -> ((Number) value).floatValue();
         case DOUBLE -> ((Number) value).doubleValue();
         case BOOLEAN -> (Boolean) value;
-        case STRING -> value instanceof byte[] || value instanceof ByteBuffer || value instanceof Struct
-            ? unsupported(column, schema) : value.toString();
+        case STRING -> text(value, schema, column);
         case DECIMAL -> {
           Types.DecimalType decimal = (Types.DecimalType) type;
-          BigDecimal number = value instanceof BigDecimal exact ? exact : new BigDecimal(value.toString());
+          BigDecimal number = value instanceof BigDecimal exact ? exact : value instanceof Struct variable
+              ? variableScale(variable) : new BigDecimal(value.toString());
           BigDecimal scaled = number.setScale(decimal.scale(), RoundingMode.UNNECESSARY);
           if (scaled.precision() > decimal.precision()) {
             throw new Values.ValueException(column, number + " has more digits than decimal(" + decimal.precision()
@@ -122,7 +137,7 @@ final class ConnectValues {
         case BINARY -> value instanceof byte[] bytes ? ByteBuffer.wrap(bytes) : (ByteBuffer) value;
         default -> unsupported(column, schema);
       };
-    } catch (ClassCastException | ArithmeticException | NumberFormatException | DateTimeParseException e) {
+    } catch (ClassCastException | ArithmeticException | IllegalArgumentException | java.time.DateTimeException e) {
       throw new Values.ValueException(column, "value " + value + " (" + logicalOrType(schema) + ") does not fit "
           + "column " + column + " of type " + type + ": " + e.getMessage());
     }
@@ -136,7 +151,7 @@ final class ConnectValues {
     }
     long micros = switch (logical) {
       case "io.debezium.time.Timestamp" -> Math.multiplyExact(((Number) value).longValue(), 1_000L);
-      case "io.debezium.time.NanoTimestamp" -> ((Number) value).longValue() / 1_000L;
+      case "io.debezium.time.NanoTimestamp" -> Math.floorDiv(((Number) value).longValue(), 1_000L);
       case "org.apache.kafka.connect.data.Timestamp" ->
           Math.multiplyExact(((java.util.Date) value).getTime(), 1_000L);
       case "io.debezium.time.MicroTimestamp" -> ((Number) value).longValue();
@@ -146,6 +161,28 @@ final class ConnectValues {
     Instant instant = Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS);
     return type.shouldAdjustToUTC() ? instant.atOffset(ZoneOffset.UTC) : LocalDateTime.ofInstant(instant,
         ZoneOffset.UTC);
+  }
+
+  /** A value as text: numbers in plain notation, Debezium's variable-scale decimals decoded. */
+  private static String text(Object value, Schema schema, String column) throws Values.ValueException {
+    if (value instanceof BigDecimal decimal) {
+      return decimal.toPlainString();
+    }
+    if (value instanceof Struct struct && "io.debezium.data.VariableScaleDecimal".equals(schema.name())) {
+      return variableScale(struct).toPlainString();
+    }
+    if (value instanceof byte[] || value instanceof ByteBuffer || value instanceof Struct
+        || value instanceof java.util.Collection<?> || value instanceof java.util.Map<?, ?>) {
+      unsupported(column, schema);
+    }
+    return value.toString();
+  }
+
+  /** Debezium's decimal of a column without a declared scale: {@code {scale, value}} (unscaled bytes). */
+  private static BigDecimal variableScale(Struct struct) {
+    byte[] unscaled = struct.get("value") instanceof ByteBuffer buffer ? java.util.Arrays.copyOfRange(buffer.array(),
+        buffer.arrayOffset() + buffer.position(), buffer.arrayOffset() + buffer.limit()) : (byte[]) struct.get("value");
+    return new BigDecimal(new java.math.BigInteger(unscaled), struct.getInt32("scale"));
   }
 
   private static Object unsupported(String column, Schema schema) throws Values.ValueException {

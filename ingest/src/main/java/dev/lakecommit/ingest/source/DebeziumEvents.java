@@ -73,6 +73,15 @@ final class DebeziumEvents {
     }
   }
 
+  /**
+   * Whether a message (parsed) is the JSON converter's {@code {"schema", "payload"}} with a struct schema that
+   * declares its fields: Kafka Connect's JSON converter then reads it with the types the schema gives.
+   */
+  static boolean hasConnectSchema(Object json) {
+    return json instanceof Map<?, ?> object && object.size() == 2 && object.get("payload") instanceof Map<?, ?>
+        && object.get("schema") instanceof Map<?, ?> schema && schema.get("fields") instanceof java.util.List<?>;
+  }
+
   /** A JSON object's {@code payload} if it is the JSON converter's {@code {"schema", "payload"}}, else itself. */
   @SuppressWarnings("unchecked")
   static Map<String, Object> payload(Object json, String what) throws Values.ValueException {

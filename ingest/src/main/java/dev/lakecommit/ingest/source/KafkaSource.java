@@ -402,10 +402,15 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   public static Schema inferSchema(KafkaInput input, Map<String, String> consumerProperties, int limit,
       ValueFormat format) throws IOException {
     Inference inference = new Inference();
+    Map<String, org.apache.iceberg.types.Type> typed = new java.util.LinkedHashMap<>();
     sample(input, consumerProperties, limit, null, record -> {
       Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
       if (format == ValueFormat.DEBEZIUM) {
         DebeziumEvents.Change change = DebeziumEvents.change(json, () -> null);
+        if (DebeziumEvents.hasConnectSchema(json)) {
+          mergeColumns(typed, rowColumns(record));
+          return true;
+        }
         json = change.kind() == DebeziumEvents.Kind.UPSERT ? change.row() : null;
       }
       if (json instanceof Map<?, ?> object) {
@@ -416,10 +421,55 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       }
       return false;
     });
+    if (!typed.isEmpty()) {
+      return schemaOf(typed, List.of());
+    }
     if (inference.isEmpty()) {
       throw new IOException("Cannot infer a schema: " + input + " holds no JSON object to sample; give --schema");
     }
     return inference.schema();
+  }
+
+  /**
+   * The columns of the rows of a change event that carries its Connect schema: the fields of its {@code after}
+   * (declared also in a delete's schema).
+   */
+  private static Map<String, org.apache.iceberg.types.Type> rowColumns(ConsumerRecord<byte[], byte[]> record)
+      throws Values.ValueException {
+    try {
+      org.apache.kafka.connect.data.Schema envelope = ConnectSchemas.jsonConverter(false)
+          .toConnectData(record.topic(), record.value()).schema();
+      org.apache.kafka.connect.data.Field after = envelope == null ? null : envelope.field("after");
+      if (after == null || after.schema().type() != org.apache.kafka.connect.data.Schema.Type.STRUCT) {
+        throw new Values.ValueException("after", "the event's Connect schema declares no struct 'after'");
+      }
+      return ConnectSchemas.columns(after.schema());
+    } catch (org.apache.kafka.connect.errors.DataException e) {
+      throw new Values.ValueException("schema", "the event's Connect schema does not read its payload: "
+          + e.getMessage());
+    }
+  }
+
+  /** Adds columns to those sampled so far: new ones at the end, a wider type of one replacing its type. */
+  private static void mergeColumns(Map<String, org.apache.iceberg.types.Type> columns,
+      Map<String, org.apache.iceberg.types.Type> more) {
+    more.forEach((name, type) -> {
+      org.apache.iceberg.types.Type known = columns.get(name);
+      if (known == null || dev.lakecommit.iceberg.TypeWidening.widens(known, type)) {
+        columns.put(name, type);
+      }
+    });
+  }
+
+  /** A schema of the columns, in order, the key's columns required and the others optional. */
+  private static Schema schemaOf(Map<String, org.apache.iceberg.types.Type> columns, List<String> key) {
+    List<Types.NestedField> fields = new ArrayList<>();
+    int id = 1;
+    for (Map.Entry<String, org.apache.iceberg.types.Type> column : columns.entrySet()) {
+      fields.add(key.contains(column.getKey()) ? Types.NestedField.required(id++, column.getKey(), column.getValue())
+          : Types.NestedField.optional(id++, column.getKey(), column.getValue()));
+    }
+    return new Schema(fields);
   }
 
   /**
@@ -437,18 +487,25 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
   public static Map<String, SourceTable> inferSourceTables(KafkaInput input, Map<String, String> consumerProperties,
       int limit, byte[] position) throws IOException {
     Map<String, Inference> rows = new java.util.TreeMap<>();
+    Map<String, Map<String, org.apache.iceberg.types.Type>> typed = new java.util.TreeMap<>();
     Map<String, List<String>> keys = new HashMap<>();
     KafkaPosition at = position == null ? null : KafkaPosition.fromBytes(position);
     Sampled event = record -> {
       Object key = record.key() == null ? null : parseOrNull(record.key());
-      DebeziumEvents.Change change = DebeziumEvents.change(Json.parse(new String(record.value(),
-          StandardCharsets.UTF_8)), () -> key);
+      Object json = Json.parse(new String(record.value(), StandardCharsets.UTF_8));
+      DebeziumEvents.Change change = DebeziumEvents.change(json, () -> key);
       if (change.table() == null) {
         return false;
       }
       List<String> keyFields = DebeziumEvents.keyFields(key);
       if (!keyFields.isEmpty()) {
         keys.putIfAbsent(change.table(), keyFields);
+      }
+      if (DebeziumEvents.hasConnectSchema(json)) {
+        // the columns and their types as the event's schema declares them
+        mergeColumns(typed.computeIfAbsent(change.table(), name -> new java.util.LinkedHashMap<>()),
+            rowColumns(record));
+        return true;
       }
       Inference table = rows.computeIfAbsent(change.table(), name -> new Inference());
       if (change.kind() == DebeziumEvents.Kind.UPSERT) {
@@ -462,7 +519,14 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       sample(input, consumerProperties, limit, at.offsets(), event);
     }
     Map<String, SourceTable> tables = new java.util.TreeMap<>();
+    typed.forEach((name, columns) -> {
+      List<String> key = keys.getOrDefault(name, List.of());
+      tables.put(name, new SourceTable(schemaOf(columns, key), key));
+    });
     rows.forEach((name, inference) -> {
+      if (tables.containsKey(name)) {
+        return;
+      }
       if (inference.isEmpty()) {
         return; // deletes only: no row to learn its columns from
       }
@@ -1226,6 +1290,10 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
       }
     }
 
+    /** Kafka Connect's JSON converters of values and keys with their schemas, made on first use. */
+    private org.apache.kafka.connect.json.JsonConverter connectJson;
+    private org.apache.kafka.connect.json.JsonConverter connectJsonKey;
+
     private Record value(ConsumerRecord<byte[], byte[]> record, String where) {
       if (transactions != null && record.topic().equals(transactions.topic())) {
         return null; // a BEGIN or END of a transaction: no row
@@ -1265,9 +1333,12 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         Object json = Json.parse(text);
         if (settings.format() == ValueFormat.DEBEZIUM) {
           DebeziumEvents.Change change = DebeziumEvents.change(json, () -> jsonKey(record));
+          // the row as the event's Connect schema types it (dates, timestamps, decimals), when it carries one
+          org.apache.kafka.connect.data.Struct typed = DebeziumEvents.hasConnectSchema(json)
+              ? connectRow(record, change) : null;
           Record row;
           if (sourceTables == null) {
-            row = fields(struct, change.row(), where);
+            row = typed != null ? connectFields(struct, typed, null, where) : fields(struct, change.row(), where);
           } else {
             Schema table = change.table() == null ? null : sourceTables.get(change.table());
             if (table == null) {
@@ -1278,7 +1349,9 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
                       + " event with --bad-records", text);
             }
             try {
-              row = new SourceTableRow(change.table(), fields(table.asStruct(), change.row(), where));
+              row = new SourceTableRow(change.table(), typed != null
+                  ? connectFields(table.asStruct(), typed, change.table(), where)
+                  : fields(table.asStruct(), change.row(), where));
             } catch (ColumnNotInSchemaException e) {
               throw new ColumnNotInSchemaException(e.column, change.table(), where);
             }
@@ -1307,6 +1380,53 @@ public final class KafkaSource implements CheckpointedSource<Record>, AutoClosea
         }
       }
       return Values.record(struct, fields, null);
+    }
+
+    /**
+     * The row of a change event that carries its Connect schema, read with Kafka Connect's JSON converter: {@code
+     * after} for an upsert, {@code before} (or the message key's struct) for a delete.
+     */
+    private org.apache.kafka.connect.data.Struct connectRow(ConsumerRecord<byte[], byte[]> record,
+        DebeziumEvents.Change change) throws Values.ValueException {
+      try {
+        if (connectJson == null) {
+          connectJson = ConnectSchemas.jsonConverter(false);
+        }
+        org.apache.kafka.connect.data.Struct envelope = (org.apache.kafka.connect.data.Struct)
+            connectJson.toConnectData(record.topic(), record.value()).value();
+        String field = change.kind() == DebeziumEvents.Kind.UPSERT ? "after" : "before";
+        org.apache.kafka.connect.data.Struct row = envelope.schema().field(field) == null ? null
+            : envelope.getStruct(field);
+        if (row == null && record.key() != null) {
+          if (connectJsonKey == null) {
+            connectJsonKey = ConnectSchemas.jsonConverter(true);
+          }
+          row = (org.apache.kafka.connect.data.Struct) connectJsonKey.toConnectData(record.topic(), record.key())
+              .value();
+        }
+        if (row == null) {
+          throw new Values.ValueException(field, "a Debezium event without a '" + field + "' row");
+        }
+        return row;
+      } catch (org.apache.kafka.connect.errors.DataException | ClassCastException e) {
+        throw new Values.ValueException("schema", "the event's Connect schema does not read its payload: "
+            + e.getMessage());
+      }
+    }
+
+    /** A row read with its Connect schema, as a record of {@code struct}; {@code table} names the source table. */
+    private Record connectFields(Types.StructType struct, org.apache.kafka.connect.data.Struct row, String table,
+        String where) throws Values.ValueException {
+      try {
+        return ConnectValues.record(struct, row, false);
+      } catch (ConnectValues.UnknownColumn e) {
+        if (ignoreUnknownColumns && e.type == null) {
+          return ConnectValues.recordOfKnown(struct, row);
+        }
+        String column = e.type == null ? e.column : e.column + " (widened: " + e.type + ")";
+        throw table == null ? new ColumnNotInSchemaException(column, where)
+            : new ColumnNotInSchemaException(column, table, where);
+      }
     }
 
     /** The message key as JSON, or null if it has none or it is not JSON. */

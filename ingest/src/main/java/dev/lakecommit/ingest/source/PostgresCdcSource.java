@@ -65,10 +65,21 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   /** The engine's setting that carries the offset a run starts from to {@link TableOffsets}. */
   static final String START_OFFSET = "lakecommit.start-offset";
   private static final String TOPIC_PREFIX = "lakecommit";
-  /** Settings the source owns: a user's {@code -E} of one of these is refused. */
+  /**
+   * Settings the source owns, a user's {@code -E} of one of them refused: they name the input and the offsets, or
+   * the source's guarantees and its reading of the events depend on them.
+   */
   private static final Set<String> OWN = Set.of("name", "connector.class", "offset.storage", "topic.prefix",
       "provide.transaction.metadata", "slot.name", "publication.name", "table.include.list", "database.dbname",
-      "database.hostname", "database.port", "database.user", "errors.max.retries", START_OFFSET);
+      "database.hostname", "database.port", "database.user", "errors.max.retries", "slot.drop.on.stop",
+      "flush.lsn.source", "tombstones.on.delete", "skipped.operations", "decimal.handling.mode",
+      "time.precision.mode", "interval.handling.mode", "hstore.handling.mode", "binary.handling.mode",
+      "unavailable.value.placeholder", "message.prefix.exclude.list", "message.prefix.include.list",
+      "transforms", "predicates", START_OFFSET);
+  /** The snapshot modes a user may choose: a snapshot first (the default), or none. */
+  private static final Set<String> SNAPSHOT_MODES = Set.of("initial", "no_data");
+  /** What Debezium sends for a large value an update left unchanged, when the table does not log it. */
+  private static final String UNAVAILABLE = "__lakecommit_unavailable_value";
 
   private final PostgresInput input;
   private final String password;
@@ -77,6 +88,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   private final Map<String, PostgresTables.SourceTable> tables;
   private final int bufferEvents;
   private volatile Reader reader;
+  /** A stop asked for ({@link #requestStop}): the reader ends at the next transaction boundary. */
+  private volatile boolean stopRequested;
   /** Unsafe, for tests: confirms every event to the slot as it is read, before the table holds it. */
   private boolean unsafeConfirmOnRead;
   /** The engine event at each persisted checkpoint's position, by checkpoint id. */
@@ -91,10 +104,15 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   public PostgresCdcSource(PostgresInput input, String password, String jobId, Map<String, String> properties,
       Map<String, PostgresTables.SourceTable> tables, int bufferEvents) {
     for (String key : properties.keySet()) {
-      if (OWN.contains(key)) {
-        throw new IllegalArgumentException("Invalid option -E " + key + ": set by the tool from --input and the job"
-            + " (tables, slot and publication go in the input: ?tables=...&slot=...&publication=...)");
+      if (OWN.contains(key) || key.startsWith("transforms.") || key.startsWith("offset.")) {
+        throw new IllegalArgumentException("Invalid option -E " + key + ": set by the tool (tables, slot and "
+            + "publication go in the input: ?tables=...&slot=...&publication=...)");
       }
+    }
+    String mode = properties.get("snapshot.mode");
+    if (mode != null && !SNAPSHOT_MODES.contains(mode)) {
+      throw new IllegalArgumentException("Invalid option -E snapshot.mode=" + mode + ": initial (a snapshot, then the"
+          + " changes; the default) or no_data (the changes only)");
     }
     this.input = input;
     this.password = password;
@@ -113,10 +131,23 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
           + jobId + " running elsewhere? (Each job reads through a slot of its own; give another with ?slot=NAME.)");
     }
     if (position == null && state.exists()) {
-      // a slot of an earlier start that committed nothing: its place in the log is not the job's; the snapshot
-      // that follows starts from a new one
+      if (input.slot() != null) {
+        throw new IOException("Replication slot " + slot + " of " + input + " exists, and job " + jobId + " has no "
+            + "checkpoint to read it from: drop it (SELECT pg_drop_replication_slot('" + slot + "')) if it is no "
+            + "other reader's, or name another with ?slot=NAME");
+      }
+      // the job's own slot of an earlier start that committed nothing: its place in the log is not the job's; the
+      // snapshot that follows starts from a new one
       LOG.info("Dropping replication slot {} of an earlier start of job {}, which committed nothing", slot, jobId);
       PostgresTables.dropSlot(input, password, slot);
+    }
+    if (position != null) {
+      List<String> captured = capturedTables(position);
+      if (!captured.equals(input.tables())) {
+        throw new IOException("Job " + jobId + " captured the tables " + captured + ", and the input names "
+            + input.tables() + ": a table added later would lack the rows it had before. Capture other tables with"
+            + " a job of their own (another --job-id), or start this one afresh into new tables.");
+      }
     }
     if (position != null && !state.exists()) {
       throw new IOException("Replication slot " + slot + " of " + input + " is gone: the changes after the table's "
@@ -162,6 +193,9 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
     settings.setProperty("tombstones.on.delete", "false");
     // Debezium's default, said here: a truncate of a source table is not sent (it is not applied to the lake table)
     settings.setProperty("skipped.operations", "t");
+    // logical decoding messages (pg_logical_emit_message) are not row changes
+    settings.setProperty("message.prefix.exclude.list", ".*");
+    settings.setProperty("unavailable.value.placeholder", UNAVAILABLE);
     settings.setProperty("decimal.handling.mode", "precise");
     settings.setProperty("time.precision.mode", "adaptive_time_microseconds");
     settings.setProperty("interval.handling.mode", "string");
@@ -210,10 +244,17 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
 
   /** Ends an unbounded read at the next transaction boundary: the reader then ends, and the job commits. */
   public void requestStop() {
-    Reader current = reader;
-    if (current != null) {
-      current.stopRequested = true;
+    stopRequested = true;
+  }
+
+  /** The source tables a position was taken over. */
+  private static List<String> capturedTables(byte[] position) throws IOException {
+    Object tables = JSON.readValue(position, new TypeReference<Map<String, Object>>() {}).get("tables");
+    List<String> names = new ArrayList<>();
+    if (tables instanceof List<?> list) {
+      list.forEach(table -> names.add(table.toString()));
     }
+    return names;
   }
 
   private final class Reader implements SourceReader<Record> {
@@ -224,7 +265,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
     private volatile DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer;
     private volatile String failure;
     private volatile Throwable failureCause;
-    private volatile boolean stopRequested;
+    /** The engine ended (its completion callback ran): once the queue is empty, the read ends. */
+    private volatile boolean engineEnded;
     private volatile boolean closed;
     private byte[] position;
     private Object lastEvent;
@@ -247,7 +289,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
               failure = message;
               failureCause = error;
             }
-            events.offer(endOfEvents);
+            engineEnded = true;
+            events.offer(endOfEvents); // wakes a waiting poll; with the queue full, engineEnded tells
           })
           .notifying((records, committer) -> {
             this.committer = committer;
@@ -285,15 +328,26 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
           ended = true;
           break;
         }
-        Object event = events.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        Object event = events.poll(Math.max(0, Math.min(deadline - System.nanoTime(),
+            TimeUnit.MILLISECONDS.toNanos(500))), TimeUnit.NANOSECONDS);
+        if (event == null && engineEnded && events.isEmpty()) {
+          event = endOfEvents;
+        }
         if (event == null) {
-          return null;
+          if (System.nanoTime() - deadline >= 0) {
+            return null;
+          }
+          continue;
         }
         if (event == endOfEvents) {
           ended = true;
           if (failure != null || failureCause != null) {
             throw new IOException("Reading the changes of " + input + " failed: " + (failure != null ? failure
                 : failureCause.toString()), failureCause);
+          }
+          if (!atBoundary()) {
+            throw new IOException("Reading the changes of " + input + " ended inside a source transaction: nothing "
+                + "of it is committed; run again to resume");
           }
           break;
         }
@@ -328,8 +382,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
         inTransaction = "BEGIN".equals(value.getString("status"));
         return null;
       }
-      if (value.schema().field("op") == null) {
-        return null; // a heartbeat
+      if (value.schema().field("op") == null || "m".equals(value.getString("op"))) {
+        return null; // a heartbeat, or a logical decoding message (not a row change)
       }
       Struct source = value.getStruct("source");
       String snapshot = source.schema().field("snapshot") == null ? null : source.getString("snapshot");
@@ -350,9 +404,10 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
         default -> throw BadRecordException.record(where, 0, false, "op", "a change with op '" + op + "' (a "
             + "truncate of the source table is not applied to the lake table)", String.valueOf(value));
       };
+      unavailableValues(row, tableName, where);
       Record converted;
       try {
-        converted = ConnectValues.record(table.schema().asStruct(), row);
+        converted = ConnectValues.record(table.schema().asStruct(), row, true);
       } catch (ConnectValues.UnknownColumn e) {
         throw new KafkaSource.ColumnNotInSchemaException(e.column, e.type, tableName, where);
       } catch (Values.ValueException e) {
@@ -362,10 +417,28 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
       return op.equals("d") ? new DeletedRecord(record) : record;
     }
 
+    /**
+     * Refuses a row with a large value an update left unchanged: PostgreSQL logs such a value only with the table's
+     * {@code REPLICA IDENTITY FULL}; without it, the row's upsert would overwrite the value in the lake.
+     */
+    private void unavailableValues(Struct row, String table, String where) {
+      for (org.apache.kafka.connect.data.Field field : row.schema().fields()) {
+        Object value = row.get(field);
+        if (UNAVAILABLE.equals(value) || value instanceof byte[] bytes
+            && java.util.Arrays.equals(bytes, UNAVAILABLE.getBytes(StandardCharsets.UTF_8))) {
+          throw BadRecordException.record(where, 0, false, field.name(), "PostgreSQL did not send column "
+              + field.name() + " of table " + table + ", a large value the update left unchanged: give the table "
+              + "REPLICA IDENTITY FULL (ALTER TABLE ... REPLICA IDENTITY FULL) so that its changes carry whole rows",
+              "");
+        }
+      }
+    }
+
     private byte[] position(SourceRecord change) throws IOException {
       Map<String, Object> at = new LinkedHashMap<>();
       at.put("partition", change.sourcePartition());
       at.put("offset", change.sourceOffset());
+      at.put("tables", input.tables());
       return JSON.writeValueAsBytes(at);
     }
 
@@ -412,10 +485,23 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
       closed = true;
       events.clear();
       if (engine != null) {
-        try {
-          engine.close();
-        } catch (IllegalStateException stoppedAlready) {
-          // the engine ended on its own (a failure the reader has reported)
+        // the engine refuses to close while its connector starts (it may wait for the slot's creation): try again
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (true) {
+          try {
+            engine.close();
+            break;
+          } catch (IllegalStateException notNow) {
+            if (engineEnded || System.nanoTime() - deadline > 0) {
+              break;
+            }
+            try {
+              engineThread.join(100);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+              break;
+            }
+          }
         }
       }
       if (engineThread != null) {
@@ -430,8 +516,8 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
 
   /**
    * The engine's offset storage: holds the offset the run starts from (the table's) and what the engine writes
-   * while it runs, nothing across runs. Debezium's PostgreSQL connector confirms to the replication slot only the
-   * offsets written here, and those are of events the table holds.
+   * while it runs, nothing across runs. Debezium's PostgreSQL connector confirms to the replication slot the offsets
+   * of the events marked processed, and only events the table holds are ({@link #onCheckpointComplete}).
    */
   public static final class TableOffsets implements OffsetBackingStore {
     private final Map<ByteBuffer, ByteBuffer> offsets = new ConcurrentHashMap<>();

@@ -88,7 +88,7 @@ public final class PostgresTables {
     }
     List<Types.NestedField> columns = new ArrayList<>();
     try (PreparedStatement statement = connection.prepareStatement(
-        "SELECT column_name, data_type, udt_name, numeric_precision, numeric_scale"
+        "SELECT column_name, data_type, udt_name, numeric_precision, numeric_scale, character_maximum_length"
             + " FROM information_schema.columns WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position")) {
       statement.setString(1, schemaName);
       statement.setString(2, tableName);
@@ -97,7 +97,7 @@ public final class PostgresTables {
         while (rows.next()) {
           String column = rows.getString(1);
           Type type = type(rows.getString(2), rows.getString(3), (Integer) rows.getObject(4),
-              (Integer) rows.getObject(5));
+              (Integer) rows.getObject(5), (Integer) rows.getObject(6));
           if (type == null) {
             throw new IOException("PostgreSQL input " + input + ": column " + column + " of table " + schemaName + "."
                 + tableName + " has type " + rows.getString(2) + " (" + rows.getString(3) + "), which a lake table"
@@ -115,6 +115,30 @@ public final class PostgresTables {
       throw new IOException("PostgreSQL input " + input + ": no table " + schemaName + "." + tableName
           + " (or the user cannot see it)");
     }
+    List<String> toastable = new ArrayList<>();
+    boolean wholeRows = false;
+    try (PreparedStatement statement = connection.prepareStatement(
+        "SELECT c.relreplident, a.attname, t.typstorage FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            + " JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped"
+            + " JOIN pg_type t ON t.oid = a.atttypid WHERE n.nspname = ? AND c.relname = ? ORDER BY a.attnum")) {
+      statement.setString(1, schemaName);
+      statement.setString(2, tableName);
+      try (ResultSet rows = statement.executeQuery()) {
+        while (rows.next()) {
+          wholeRows = "f".equals(rows.getString(1));
+          if (!"p".equals(rows.getString(3))) {
+            toastable.add(rows.getString(2));
+          }
+        }
+      }
+    }
+    if (!wholeRows && !toastable.isEmpty()) {
+      // an update that leaves such a value unchanged does not carry it: its upsert would overwrite it in the lake
+      throw new IOException("PostgreSQL input " + input + ": table " + schemaName + "." + tableName + " has columns"
+          + " whose large values PostgreSQL leaves out of an update's change unless the table logs whole rows ("
+          + String.join(", ", toastable) + "): give it REPLICA IDENTITY FULL (ALTER TABLE " + schemaName + "."
+          + tableName + " REPLICA IDENTITY FULL)");
+    }
     java.util.Set<Integer> identifiers = new java.util.HashSet<>();
     for (String column : key) {
       identifiers.add(columns.stream().filter(f -> f.name().equals(column)).findFirst().orElseThrow().fieldId());
@@ -126,7 +150,7 @@ public final class PostgresTables {
    * The lake type of a PostgreSQL column type as Debezium's events carry it, or null if none fits. Types without a
    * lake counterpart that Debezium sends as text (enums, json, intervals, network addresses, ...) are strings.
    */
-  static Type type(String dataType, String udt, Integer precision, Integer scale) {
+  static Type type(String dataType, String udt, Integer precision, Integer scale, Integer length) {
     return switch (udt) {
       case "int2", "int4" -> Types.IntegerType.get();
       case "int8" -> Types.LongType.get();
@@ -140,7 +164,8 @@ public final class PostgresTables {
       case "timestamp" -> Types.TimestampType.withoutZone();
       case "timestamptz" -> Types.TimestampType.withZone();
       case "uuid" -> Types.UUIDType.get();
-      case "bytea" -> Types.BinaryType.get();
+      case "bit" -> length != null && length == 1 ? Types.BooleanType.get() : Types.BinaryType.get();
+      case "bytea", "varbit" -> Types.BinaryType.get();
       default -> "ARRAY".equals(dataType) ? null : Types.StringType.get();
     };
   }
