@@ -33,7 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Direct change data capture from a real PostgreSQL (the tests' embedded server with {@code wal_level=logical})
  * through the tool's {@code postgresql://} input: a snapshot, then transactions over two related tables while the
- * tool is SIGKILLed and started again, then stopped with SIGTERM. Every cut of the lake equals the database after
+ * tool is SIGKILLed and started again and the server restarted under it, then stopped with SIGTERM. Every cut of the lake equals the database after
  * one of its transactions, and the last equals the database.
  */
 class PostgresCdcIT {
@@ -75,11 +75,12 @@ class PostgresCdcIT {
   /**
    * Customers and their orders; each transaction moves credit into an order, cancels an order back into credit, or
    * renames a customer, so the credit and the orders of every consistent state add up to the same total. The tool
-   * takes the snapshot, then follows the transactions through SIGKILLs (each restart resumes at the table's source
-   * position through the job's replication slot), and a last run stops with SIGTERM once it has caught up.
+   * takes the snapshot, then follows the transactions through SIGKILLs and a restart of PostgreSQL under a run
+   * (which ends it, exit 3); each new run resumes at the table's source position through the job's replication slot,
+   * and a last run stops with SIGTERM once it has caught up.
    */
   @Test
-  void everyCutIsTheDatabaseAfterOneOfItsTransactionsThroughSigkills() throws Exception {
+  void everyCutIsTheDatabaseAfterOneOfItsTransactionsThroughSigkillsAndAServerRestart() throws Exception {
     long seed = TestScale.seed();
     int transactions = TestScale.pick(600, 20_000);
     int kills = TestScale.pick(2, 6);
@@ -97,13 +98,27 @@ class PostgresCdcIT {
     changes.start();
     List<String> logs = new ArrayList<>();
     try {
-      for (int run = 1; run <= kills; run++) {
+      // SIGKILLs, then PostgreSQL restarted under a run
+      for (int run = 1; run <= kills + 1; run++) {
         Path log = dir.resolve("run-" + run + ".log");
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
           KillLoop.awaitOutput(process, log, " complete: ", 2);
           assertThat(process.isAlive()).as("run %d: %s", run, Files.readString(log)).isTrue();
-          process.destroyForcibly().waitFor(); // SIGKILL
+          if (run <= kills) {
+            process.destroyForcibly().waitFor(); // SIGKILL
+          } else {
+            workload.pause();
+            pg.stop();
+            try {
+              assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("the run ends without its server").isTrue();
+            } finally {
+              pg.start();
+              workload.resume();
+            }
+            assertThat(process.exitValue()).as("run %d: %s", run, Files.readString(log)).isEqualTo(3);
+            assertThat(Files.readString(log)).contains("Reading the changes of postgresql://");
+          }
         } finally {
           logs.add(Files.readString(log));
         }
@@ -228,6 +243,9 @@ class PostgresCdcIT {
     volatile Throwable failure;
     /** The server's log position when half of the transactions had committed. */
     volatile long middleLsn;
+    private boolean pauseRequested;
+    private boolean paused;
+    private boolean ended;
     private long nextOrder = 1;
 
     Workload(long seed) {
@@ -248,9 +266,28 @@ class PostgresCdcIT {
     }
 
     void run(int transactions) {
-      try (Connection connection = connect()) {
-        connection.setAutoCommit(false);
+      Connection connection = null;
+      try {
         for (int t = 0; t < transactions; t++) {
+          synchronized (this) {
+            if (pauseRequested) {
+              // between two transactions: let the server go away, and connect again once it is back
+              if (connection != null) {
+                connection.close();
+                connection = null;
+              }
+              paused = true;
+              notifyAll();
+              while (pauseRequested) {
+                wait();
+              }
+              paused = false;
+            }
+          }
+          if (connection == null) {
+            connection = connect();
+            connection.setAutoCommit(false);
+          }
           transaction(connection);
           connection.commit();
           states.add(database(connection).hashCode());
@@ -261,7 +298,32 @@ class PostgresCdcIT {
         }
       } catch (Throwable e) {
         failure = e;
+      } finally {
+        synchronized (this) {
+          ended = true;
+          notifyAll();
+        }
+        try {
+          if (connection != null) {
+            connection.close();
+          }
+        } catch (SQLException e) {
+          // the workload has ended
+        }
       }
+    }
+
+    /** Returns once the workload is between two transactions, holding none open, and waits there. */
+    synchronized void pause() throws InterruptedException {
+      pauseRequested = true;
+      while (!paused && !ended) {
+        wait();
+      }
+    }
+
+    synchronized void resume() {
+      pauseRequested = false;
+      notifyAll();
     }
 
     private void transaction(Connection connection) throws SQLException {

@@ -163,6 +163,36 @@ class PostgresCdcSourceIT {
   }
 
   /**
+   * A second copy of a running job: its reader is refused while the first holds the job's replication slot, naming
+   * the slot, so two copies never read (and commit) the same changes; once the first is gone, it reads on from the
+   * checkpoint.
+   */
+  @org.junit.jupiter.api.Test
+  void aSecondCopyOfARunningJobIsRefusedNamingTheSlot() throws Exception {
+    PostgresInput input = PostgresInput.parse("postgresql://" + pg.user() + "@127.0.0.1:" + pg.port()
+        + "/stock?tables=public.items");
+    Map<String, PostgresTables.SourceTable> tables = PostgresTables.describe(input, pg.password());
+    PostgresCdcSource first = new PostgresCdcSource(input, pg.password(), "twice-job", Map.of(), tables, 100);
+    PostgresCdcSource second = new PostgresCdcSource(input, pg.password(), "twice-job", Map.of(), tables, 100);
+    byte[] checkpoint;
+    try (CheckpointedSource.SourceReader<Record> reader = first.open(null)) {
+      read(reader, 10);
+      checkpoint = reader.position();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (!PostgresTables.slot(input, pg.password(), "lakecommit_twice_job").active()
+          && System.nanoTime() < deadline) {
+        assertThat(reader.poll(Duration.ofMillis(200))).isNull(); // until the first's stream holds the slot
+      }
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> second.open(checkpoint))
+          .hasMessageContaining("Replication slot lakecommit_twice_job").hasMessageContaining("in use by another");
+    }
+    execute("UPDATE items SET qty = 5 WHERE id = 5");
+    try (CheckpointedSource.SourceReader<Record> reader = second.open(checkpoint)) {
+      assertThat(read(reader, 1)).containsExactly("upsert id=5, qty=5");
+    }
+  }
+
+  /**
    * A column added to a captured table, or widened, while the job reads: the reader stops at the first change that
    * has it, naming the table and the column and how to go on, rather than drop the column's values or fail on the
    * first value the column cannot hold.
