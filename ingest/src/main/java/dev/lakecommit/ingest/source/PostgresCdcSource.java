@@ -72,7 +72,7 @@ public final class PostgresCdcSource implements CheckpointedSource<Record>, JobL
   private static final Set<String> OWN = Set.of("name", "connector.class", "offset.storage", "topic.prefix",
       "provide.transaction.metadata", "slot.name", "publication.name", "table.include.list", "database.dbname",
       "database.hostname", "database.port", "database.user", "errors.max.retries", "slot.drop.on.stop",
-      "flush.lsn.source", "tombstones.on.delete", "skipped.operations", "decimal.handling.mode",
+      "flush.lsn.source", "lsn.flush.mode", "tombstones.on.delete", "skipped.operations", "decimal.handling.mode",
       "time.precision.mode", "interval.handling.mode", "hstore.handling.mode", "binary.handling.mode",
       "unavailable.value.placeholder", "message.prefix.exclude.list", "message.prefix.include.list",
       "transforms", "predicates", START_OFFSET);
