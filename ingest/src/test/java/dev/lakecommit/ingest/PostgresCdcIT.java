@@ -33,8 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Direct change data capture from a real PostgreSQL (the tests' embedded server with {@code wal_level=logical})
  * through the tool's {@code postgresql://} input: a snapshot, then transactions over two related tables while the
- * tool is SIGKILLed and started again, its catalog goes away and the server restarts, then stopped with SIGTERM. Every cut of the lake equals the database after
- * one of its transactions, and the last equals the database.
+ * tool is SIGKILLed and started again, its catalog goes away and the server restarts, then stopped with SIGTERM.
+ * Every cut of the lake equals the database after one of its transactions, and the last equals the database.
  */
 class PostgresCdcIT {
   private static final TableIdentifier CUSTOMERS = TableIdentifier.of("lake", "customers");
