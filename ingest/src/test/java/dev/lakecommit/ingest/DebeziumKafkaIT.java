@@ -58,10 +58,9 @@ class DebeziumKafkaIT {
 
   @Test
   void eventsOfDebeziumsConnectorKeepTheSourceTablesTypesAndRows() throws Exception {
-    pg = EmbeddedPostgres.startNew(Map.of("wal_level", "logical", "max_replication_slots", "4",
-        "max_wal_senders", "4"));
+    pg = EmbeddedPostgres.startLogical();
     String url = pg.createDatabase("shop");
-    execute(url, "CREATE TABLE products (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2),"
+    pg.execute(url, "CREATE TABLE products (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2),"
         + " added date, updated timestamptz, seen timestamp, weight real, big bigint)",
         "INSERT INTO products SELECT i, 'product ' || i, i * 1.25, DATE '2026-01-01' + i,"
         + " TIMESTAMPTZ '2026-01-01 00:00:00+00' + i * INTERVAL '1 hour', TIMESTAMP '2026-02-01 12:00:00'"
@@ -116,13 +115,13 @@ class DebeziumKafkaIT {
       try {
         // transactions of updates, inserts and deletes, then a marker row
         for (int t = 1; t <= 10; t++) {
-          execute(url, "UPDATE products SET price = price + " + t + ".01, updated = updated + INTERVAL '1 day',"
+          pg.execute(url, "UPDATE products SET price = price + " + t + ".01, updated = updated + INTERVAL '1 day',"
               + " weight = weight * 2 WHERE id = " + t,
               "INSERT INTO products VALUES (" + (100 + t) + ", 'new " + t + "', " + t + ".99, DATE '2027-03-0"
                   + (t % 9 + 1) + "', now(), TIMESTAMP '2027-01-01 00:00:00.123456', 0.5, -" + t + ")",
               t % 3 == 0 ? "DELETE FROM products WHERE id = " + (20 - t) : "SELECT 1");
         }
-        execute(url, "INSERT INTO products (id, name) VALUES (999, 'marker')");
+        pg.execute(url, "INSERT INTO products (id, name) VALUES (999, 'marker')");
         assertThat(markerSeen.await(2, TimeUnit.MINUTES)).as("the connector wrote the changes").isTrue();
         assertThat(failed.get()).as("the connector").isNull();
       } finally {
@@ -177,17 +176,5 @@ class DebeziumKafkaIT {
       }
     }
     return rows;
-  }
-
-  private void execute(String url, String... statements) throws SQLException {
-    try (Connection connection = DriverManager.getConnection(url, pg.user(), pg.password())) {
-      connection.setAutoCommit(false);
-      try (Statement statement = connection.createStatement()) {
-        for (String sql : statements) {
-          statement.execute(sql);
-        }
-      }
-      connection.commit();
-    }
   }
 }

@@ -51,8 +51,7 @@ class PostgresCdcIT {
 
   @BeforeEach
   void startPostgres() throws SQLException {
-    pg = EmbeddedPostgres.startNew(Map.of("wal_level", "logical", "max_replication_slots", "4",
-        "max_wal_senders", "4"));
+    pg = EmbeddedPostgres.startLogical();
     url = pg.createDatabase("shop");
     try (Connection connection = connect(); Statement statement = connection.createStatement()) {
       statement.execute("CREATE TABLE customers (id bigint PRIMARY KEY, name text NOT NULL, credit numeric(12,2))");

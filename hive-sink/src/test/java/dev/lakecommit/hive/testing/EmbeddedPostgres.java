@@ -63,6 +63,24 @@ public final class EmbeddedPostgres implements AutoCloseable {
     return startNew(java.util.Map.of());
   }
 
+  /** A server for change data capture: logical decoding on ({@code wal_level=logical}), a few replication slots. */
+  public static EmbeddedPostgres startLogical() {
+    return startNew(java.util.Map.of("wal_level", "logical", "max_replication_slots", "4", "max_wal_senders", "4"));
+  }
+
+  /** Runs the statements in one transaction on the database at {@code url} (one {@link #createDatabase} gave). */
+  public void execute(String url, String... statements) throws SQLException {
+    try (Connection connection = DriverManager.getConnection(url, user(), password())) {
+      connection.setAutoCommit(false);
+      try (Statement statement = connection.createStatement()) {
+        for (String sql : statements) {
+          statement.execute(sql);
+        }
+      }
+      connection.commit();
+    }
+  }
+
   /**
    * Creates a server on a free loopback port with a fresh data directory and these server settings added (e.g.
    * {@code wal_level=logical} for a source of change data capture), and starts it.

@@ -34,8 +34,7 @@ class PostgresCdcSourceIT {
 
   @BeforeEach
   void startPostgres() throws SQLException {
-    pg = EmbeddedPostgres.startNew(Map.of("wal_level", "logical", "max_replication_slots", "4",
-        "max_wal_senders", "4"));
+    pg = EmbeddedPostgres.startLogical();
     url = pg.createDatabase("stock");
     execute("CREATE TABLE items (id bigint PRIMARY KEY, qty int NOT NULL, note text)",
         "ALTER TABLE items REPLICA IDENTITY FULL",
@@ -264,14 +263,7 @@ class PostgresCdcSourceIT {
   }
 
   private void execute(String... statements) throws SQLException {
-    try (Connection connection = DriverManager.getConnection(url, pg.user(), pg.password())) {
-      connection.setAutoCommit(false);
-      try (Statement statement = connection.createStatement()) {
-        for (String sql : statements) {
-          statement.execute(sql);
-        }
-      }
-      connection.commit();
-    }
+    pg.execute(url, statements);
   }
+
 }
