@@ -101,8 +101,7 @@ public final class PostgresTables {
           if (type == null) {
             throw new IOException("PostgreSQL input " + input + ": column " + column + " of table " + schemaName + "."
                 + tableName + " has type " + rows.getString(2) + " (" + rows.getString(3) + "), which a lake table"
-                + " cannot hold; leave it out with -E column.exclude.list=" + schemaName + "." + tableName + "."
-                + column);
+                + " cannot hold; leave the table out of ?tables=");
           }
           // the key's columns are required (as the upsert key must be); the others optional, so that a column the
           // source gives up its NOT NULL on later still fits
