@@ -212,6 +212,8 @@ class PostgresCdcIT {
   private String runUntilCaughtUp(List<String> command, Path log, Workload workload) throws Exception {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     try {
+      // the job has started (its SIGTERM handler is in place), also when an earlier run committed everything
+      KillLoop.awaitOutput(process, log, " runs as epoch ");
       Map<String, Map<Long, String>> expected = workload.database();
       long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
       while (!lake().equals(expected) && System.nanoTime() < deadline && process.isAlive()) {
